@@ -1,0 +1,163 @@
+"""Hark's one validated configuration: `config.yaml` → `HarkConfig`.
+
+Unknown keys are rejected. Secrets never live here: they come from environment variables
+(optionally a `.env` file beside the config) and are read through `secret()`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
+from models.settings import EmbedderSettings, IntentSettings, SpeechSettings, TTSSettings
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderSettings(_Strict):
+    kind: Literal["gemini", "openai", "groq", "openai_compatible"]
+    model: str
+    base_url: str | None = None
+    # environment variables tried in order for the key; empty → no key needed (local servers)
+    key_env: list[str] = []
+    enabled: bool = True
+
+
+class LLMSettings(_Strict):
+    order: list[str] = ["gemini", "openai", "groq", "local"]
+    providers: dict[str, ProviderSettings] = {}
+    connect_timeout: float = Field(5.0, gt=0)
+    first_token_timeout: float = Field(20.0, gt=0)
+    total_timeout: float = Field(120.0, gt=0)
+    cooldown_seconds: float = Field(60.0, ge=0)
+    failures_before_cooldown: int = Field(2, ge=1)
+    temperature: float = Field(0.2, ge=0, le=2)
+    max_tokens: int = Field(1024, ge=16)
+    extractive_sentences: int = Field(3, ge=1)
+
+
+class PromptSettings(_Strict):
+    profile: str = "default"  # role configuration, see assistant/prompts/profiles.yaml
+    reasoning: str = "rag"  # see assistant/prompts/reasoning.yaml
+    relevance_check: bool = False  # ask the LLM whether the context is relevant first
+
+
+class MemorySettings(_Strict):
+    strategy: Literal["window", "buffer", "summary", "none"] = "window"
+    window_exchanges: int = Field(10, ge=1)
+    history_token_budget: int = Field(1500, ge=100)
+
+
+class RoutingSettings(_Strict):
+    # below this classifier confidence a turn goes to rag_search
+    confidence_threshold: float = Field(0.5, ge=0, le=1)
+    rewrite_follow_ups: bool = True
+
+
+class WebSearchSettings(_Strict):
+    base_url: str = "https://serpapi.com"
+    engine: str = "google"
+    max_results: int = Field(20, ge=1, le=100)
+    timeout: float = Field(8.0, gt=0)
+    key_env: str = "SERPAPI_API_KEY"
+
+
+class TraceSettings(_Strict):
+    path: str = "data/traces.jsonl"
+    log_path: str = "data/hark.log"
+
+
+class UISettings(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(7860, ge=0, le=65535)
+    concurrency_limit: int = Field(4, ge=1)
+    max_queue: int = Field(64, ge=1)
+    library_dir: str = "data/library"
+    max_upload_mb: float = Field(50.0, gt=0)
+    max_upload_files: int = Field(200, ge=1)
+    share_user_env: str = "HARK_USER"
+    share_password_env: str = "HARK_PASSWORD"
+
+
+class HarkConfig(_Strict):
+    embedder: EmbedderSettings = EmbedderSettings()
+    speech: SpeechSettings = SpeechSettings()
+    tts: TTSSettings = TTSSettings()
+    intent: IntentSettings = IntentSettings()
+    store: StoreSettings = StoreSettings()
+    ingest: IngestSettings = IngestSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    llm: LLMSettings = LLMSettings()
+    prompts: PromptSettings = PromptSettings()
+    memory: MemorySettings = MemorySettings()
+    routing: RoutingSettings = RoutingSettings()
+    websearch: WebSearchSettings = WebSearchSettings()
+    trace: TraceSettings = TraceSettings()
+    ui: UISettings = UISettings()
+
+    _base_dir: Path = PrivateAttr(default_factory=lambda: DEFAULT_CONFIG.parent)
+
+    @property
+    def base_dir(self) -> Path:
+        return self._base_dir
+
+    def path(self, value: str | os.PathLike[str]) -> Path:
+        """Resolve a configured path against the folder of the config file."""
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else (self._base_dir / p).resolve()
+
+    @property
+    def data_dir(self) -> Path:
+        return self.path(self.store.data_dir)
+
+    @property
+    def lancedb_uri(self) -> str:
+        if self.store.uri:
+            uri = self.store.uri
+            return uri if "://" in uri else str(self.path(uri))
+        return str(self.data_dir / "lancedb")
+
+
+def load_config(path: str | os.PathLike[str] | None = None, **overrides: object) -> HarkConfig:
+    """Load and validate `config.yaml` (or `path`); also reads `.env` beside it into the environment."""
+    cfg_path = Path(path).expanduser().resolve() if path else DEFAULT_CONFIG
+    raw: dict = {}
+    if cfg_path.exists():
+        raw = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
+        if not isinstance(raw, dict):
+            raise ValueError(f"{cfg_path}: the top level must be a mapping")
+    elif path:
+        raise FileNotFoundError(f"config file not found: {cfg_path}")
+    raw.update(overrides)
+    cfg = HarkConfig.model_validate(raw)
+    cfg._base_dir = cfg_path.parent
+    _load_dotenv(cfg_path.parent / ".env")
+    return cfg
+
+
+def _load_dotenv(env_file: Path) -> None:
+    if env_file.is_file():
+        try:
+            from dotenv import load_dotenv
+
+            load_dotenv(env_file, override=False)
+        except ImportError:  # pragma: no cover - python-dotenv is a pinned dependency
+            pass
+
+
+def secret(*names: str) -> str | None:
+    """First non-empty environment variable among `names`. Never log the result."""
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None

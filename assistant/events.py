@@ -1,0 +1,65 @@
+"""Typed events yielded by `Assistant.respond` — the one protocol the Gradio app, the terminal
+chat and `ask --json` all render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from knowledge.types import Hit
+
+NOT_KNOWN = "I'm sorry, that information is not known to me."
+
+
+@dataclass
+class Transcript:
+    text: str
+    seconds: float
+
+
+@dataclass
+class IntentEvent:
+    label: str  # rag_search | web_search | greeting | conversation_meta | persona | refusal
+    confidence: float
+    source: str = "classifier"  # classifier | switch | persona | threshold
+
+
+@dataclass
+class Rewritten:
+    original: str
+    query: str
+
+
+@dataclass
+class Sources:
+    hits: list[Hit]
+    candidates: list[Hit] = field(default_factory=list)  # the first-stage pool, for the rerank picture
+    kind: str = "documents"  # documents | web
+
+
+@dataclass
+class Token:
+    text: str
+
+
+@dataclass
+class Notice:
+    text: str
+    level: str = "info"  # info | warning | error
+
+
+@dataclass
+class Answer:
+    text: str
+    provider: str  # the provider that produced the final text, or "extractive", "persona", …
+    cited: list[Hit] = field(default_factory=list)  # the sources the answer cites, renumbered 1..n
+    not_known: bool = False
+
+
+@dataclass
+class Done:
+    answer: Answer
+    trace: dict[str, Any]
+
+
+Event = Union[Transcript, IntentEvent, Rewritten, Sources, Token, Notice, Done]

@@ -1,0 +1,59 @@
+"""Settings of the knowledge layer (storage, ingestion, retrieval, rerank)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StoreSettings(_Strict):
+    # folder for the LanceDB tables, manifest, traces; relative paths resolve against the config file
+    data_dir: str = "data"
+    # LanceDB URI; None means <data_dir>/lancedb. Accepts s3://bucket/path or db://… (LanceDB Cloud)
+    uri: str | None = None
+    table_prefix: str = "chunks"
+    # build an approximate (IVF) vector index once the table holds this many chunks
+    ann_threshold: int = Field(20000, ge=256)
+    ann_nprobes: int = Field(32, ge=1)
+    ann_refine_factor: int = Field(4, ge=1)
+
+
+class IngestSettings(_Strict):
+    chunk_words: int = Field(500, ge=20)
+    overlap_words: int = Field(50, ge=0)
+    embed_batch_size: int = Field(64, ge=1)
+    write_batch_size: int = Field(512, ge=1)
+    max_file_mb: float = Field(50.0, gt=0)
+    extensions: list[str] = [".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt"]
+    ocr: Literal["auto", "off"] = "auto"
+
+
+class RerankSettings(_Strict):
+    # "paper": the published setting (complete graph, cosine edges, damping 0.85, PPR order);
+    # "custom": the fields below; "off": no diffusion stage
+    mode: Literal["paper", "custom", "off"] = "custom"
+    damping: float = Field(0.85, gt=0, lt=1)
+    graph: Literal["complete", "knn"] = "complete"
+    knn_k: int = Field(10, ge=1)
+    edge: Literal["cosine", "shifted", "temperature"] = "cosine"
+    temperature: float = Field(0.05, gt=0)
+    # final score = (1 - fusion_weight) * z(first-stage) + fusion_weight * z(diffusion); 1.0 = pure PPR
+    fusion_weight: float = Field(0.0, ge=0, le=1)
+
+
+class RetrievalSettings(_Strict):
+    candidates: int = Field(50, ge=1)
+    top_k: int = Field(20, ge=1)
+    # "dense": vectors only; "hybrid": dense + full-text fused
+    search: Literal["dense", "hybrid"] = "hybrid"
+    fusion: Literal["zscore", "rrf"] = "zscore"
+    bm25_weight: float = Field(0.5, ge=0)
+    rrf_k: int = Field(60, ge=1)
+    # no candidate with a dense cosine at or above this → "not known"
+    min_score: float = Field(0.25, ge=-1, le=1)
+    rerank: RerankSettings = RerankSettings()

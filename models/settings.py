@@ -1,0 +1,65 @@
+"""Settings of the model layer (embedder, speech, synthesis, intent classifier).
+
+Each block is one validated pydantic model; `assistant.config.HarkConfig` composes them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbedderSettings(_Strict):
+    backend: Literal["clip", "minilm"] = "clip"
+    clip_model: str = "ViT-B-32"
+    clip_pretrained: str = "openai"
+    minilm_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    # fall back to the bundled MiniLM when the CLIP weights cannot be had
+    offline_fallback: bool = True
+    # how a text longer than the encoder's window is embedded
+    long_text: Literal["window_mean", "truncate"] = "window_mean"
+    window_overlap_tokens: int = Field(8, ge=0)
+    batch_size: int = Field(32, ge=1)
+    device: str = "cpu"
+
+
+class SpeechSettings(_Strict):
+    model: str = "base"  # "base", "tiny.en", a faster-whisper name or a local directory
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    compute_type: str = "auto"  # int8 on CPU, float16 on CUDA
+    beam_size: int = Field(1, ge=1)
+    language: str | None = "en"
+    vad_filter: bool = True
+    max_seconds: float = Field(60.0, gt=0)
+    min_seconds: float = Field(0.25, ge=0)
+    cpu_threads: int = Field(0, ge=0)
+    warm_up: bool = True
+
+
+class TTSSettings(_Strict):
+    enabled: bool = True
+    engine: Literal["espeak-ng"] = "espeak-ng"
+    voice: str = "en-us"
+    words_per_minute: int = Field(170, ge=80, le=450)
+
+
+class IntentSettings(_Strict):
+    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    adapter_dir: str = "models/intent_adapter"
+    confidence_threshold: float = Field(0.5, ge=0, le=1)
+    max_length: int = Field(64, ge=8)
+    # training recipe (LoRA with peft)
+    lora_r: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.05
+    target_modules: list[str] = ["query", "key"]
+    learning_rate: float = 2e-5
+    epochs: int = 3
+    batch_size: int = 16
+    seed: int = 42
+    dataset_rows: int = 4000
