@@ -56,4 +56,4 @@ class RetrievalSettings(_Strict):
     rrf_k: int = Field(60, ge=1)
     # no candidate with a dense cosine at or above this → "not known"
     min_score: float = Field(0.25, ge=-1, le=1)
-    rerank: RerankSettings = RerankSettings()
+    rerank: RerankSettings = Field(default_factory=RerankSettings)

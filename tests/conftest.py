@@ -1,0 +1,44 @@
+"""Shared test configuration. Environment first: torch must see OMP_WAIT_POLICY before import."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+for _key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "SERPAPI_API_KEY"):
+    os.environ.pop(_key, None)  # tests set the keys they need; a developer's real keys never leak in
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+EVAL_DATA = SHARED / "data" / "eval"
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The bundled all-MiniLM-L6-v2 embedder, loaded once for the whole run."""
+    from models.embedder import MiniLMEmbedder
+    from models.settings import EmbedderSettings
+
+    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
+    emb.warm_up()
+    return emb
+
+
+@pytest.fixture
+def hark_config(tmp_path):
+    """A HarkConfig whose data folder, traces and library live in a temp dir, with MiniLM."""
+    from assistant.config import load_config
+
+    cfg = load_config(ROOT / "config.yaml")
+    cfg.embedder.backend = "minilm"
+    cfg._base_dir = tmp_path
+    return cfg
