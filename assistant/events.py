@@ -12,6 +12,15 @@ NOT_KNOWN = "I'm sorry, that information is not known to me."
 
 
 @dataclass
+class AudioInput:
+    """Speech for one turn: a file path, or samples with their rate (what gr.Audio gives)."""
+
+    path: str | None = None
+    samples: Any = None  # numpy array, any channel count
+    sample_rate: int | None = None
+
+
+@dataclass
 class Transcript:
     text: str
     seconds: float
