@@ -42,6 +42,8 @@ class RerankSettings(_Strict):
     knn_k: int = Field(10, ge=1)
     edge: Literal["cosine", "shifted", "temperature"] = "cosine"
     temperature: float = Field(0.05, gt=0)
+    # divide PPR by each candidate's weighted degree (removes the centrality bias of raw PPR)
+    degree_correct: bool = False
     # final score = (1 - fusion_weight) * z(first-stage) + fusion_weight * z(diffusion); 1.0 = pure PPR
     fusion_weight: float = Field(0.0, ge=0, le=1)
 
