@@ -37,15 +37,20 @@ class SpeechSettings(_Strict):
     vad_filter: bool = True
     max_seconds: float = Field(60.0, gt=0)
     min_seconds: float = Field(0.25, ge=0)
-    cpu_threads: int = Field(0, ge=0)
+    cpu_threads: int = Field(0, ge=0)  # 0 = CTranslate2's default
+    without_timestamps: bool = True  # no timestamp tokens: fewer decoding steps
+    condition_on_previous_text: bool = False
     warm_up: bool = True
 
 
 class TTSSettings(_Strict):
     enabled: bool = True
     engine: Literal["espeak-ng"] = "espeak-ng"
+    # library: libespeak-ng from the espeakng-loader wheel (pip only); command: the espeak-ng program
+    backend: Literal["auto", "library", "command"] = "auto"
     voice: str = "en-us"
     words_per_minute: int = Field(170, ge=80, le=450)
+    word_gap: int = Field(0, ge=0, le=50)  # extra pause between words, in units of 10 ms
 
 
 class IntentSettings(_Strict):

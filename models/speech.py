@@ -1,0 +1,221 @@
+"""Speech to text with faster-whisper: loaded once (thread-safe, lazily), warmed, greedy by default.
+
+`Transcriber(SpeechSettings).transcribe(audio)` takes a path, a `(sample_rate, ndarray)` tuple (what
+`gr.Audio` gives) or an ndarray with `sample_rate=`, converts it to 16 kHz mono (models/audio.py)
+and returns a `TranscriptResult`. A clip that is empty, too short, silent, too long or unreadable
+raises `SpeechInputError`, whose message starts "I didn't catch that"; limits are checked before
+any decoding where the input allows (array length, file size and header duration).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from models import audio as audio_io
+from models.errors import HarkError, ModelLoadError
+from models.settings import SpeechSettings
+from models.weights import whisper_model
+
+if TYPE_CHECKING:
+    from faster_whisper import WhisperModel
+
+log = logging.getLogger(__name__)
+
+SILENCE_PEAK = 10 ** (-60 / 20)  # a clip whose loudest sample is below -60 dBFS holds no speech
+_TYPE_HINT = "Hold the button (or press Enter) and speak, or type your question."
+
+
+class SpeechInputError(HarkError):
+    """Audio that cannot become a question: empty, silent, too short or long, or unreadable."""
+
+
+@dataclass(frozen=True)
+class TranscriptResult:
+    text: str
+    seconds: float  # wall time of decoding + recognition
+    duration: float  # seconds of audio
+    language: str | None = None
+
+
+def _didnt_catch(why: str, hint: str = _TYPE_HINT) -> SpeechInputError:
+    return SpeechInputError(f"I didn't catch that — {why}", hint)
+
+
+def resolve_device(settings: SpeechSettings) -> tuple[str, str]:
+    """(device, compute_type): int8 on the CPU, float16 on CUDA, unless configured otherwise."""
+    device = settings.device
+    if device == "auto":
+        try:
+            import ctranslate2  # noqa: PLC0415
+
+            device = "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+        except Exception:  # a broken CUDA install must not stop speech on the CPU
+            device = "cpu"
+    compute = settings.compute_type
+    if compute == "auto":
+        compute = "float16" if device == "cuda" else "int8"
+    return device, compute
+
+
+class Transcriber:
+    """faster-whisper behind a lock-guarded lazy load; safe to share between sessions."""
+
+    def __init__(self, settings: SpeechSettings) -> None:
+        self.settings = settings
+        self.device, self.compute_type = resolve_device(settings)
+        self._model: WhisperModel | None = None
+        self._lock = threading.Lock()
+        self.load_seconds: float | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self.settings.model
+
+    def _load(self) -> WhisperModel:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                self._model = self._create()
+        return self._model
+
+    def _create(self) -> WhisperModel:
+        from faster_whisper import WhisperModel  # noqa: PLC0415 — heavy import, only on first use
+
+        source = whisper_model(self.settings.model)
+        t0 = time.perf_counter()
+        try:
+            model = WhisperModel(
+                source,
+                device=self.device,
+                compute_type=self.compute_type,
+                cpu_threads=self.settings.cpu_threads,
+            )
+        except Exception as exc:
+            raise ModelLoadError(
+                f"The speech model '{self.settings.model}' could not be loaded ({type(exc).__name__}: {exc}).",
+                "Offline, use 'base' or 'tiny.en' (bundled; see requirements.txt), or a local model "
+                "folder in config.yaml → speech.model.",
+            ) from exc
+        self.load_seconds = time.perf_counter() - t0
+        log.info(
+            "speech model %s loaded from %s on %s/%s in %.2f s",
+            self.settings.model,
+            source,
+            self.device,
+            self.compute_type,
+            self.load_seconds,
+        )
+        return model
+
+    def warm_up(self) -> None:
+        """Load the model and run it once so the first question is not the slow one."""
+        model = self._load()
+        t0 = time.perf_counter()
+        rng = np.random.default_rng(0)
+        noise = (rng.standard_normal(audio_io.TARGET_RATE) * 0.01).astype(np.float32)
+        segments, _ = model.transcribe(
+            noise, beam_size=1, language=self.settings.language, vad_filter=False, without_timestamps=True
+        )
+        for _ in segments:
+            pass
+        log.debug("speech model warmed up in %.2f s", time.perf_counter() - t0)
+
+    # --- input checks --------------------------------------------------------------------------
+    def _check_length(self, seconds: float) -> None:
+        s = self.settings
+        if seconds <= 0:
+            raise _didnt_catch("the recording is empty.")
+        if seconds > s.max_seconds:
+            raise _didnt_catch(
+                f"the recording is {seconds:.0f} seconds long; the limit is {s.max_seconds:.0f} seconds.",
+                "Ask a shorter question, or raise speech.max_seconds in config.yaml.",
+            )
+        if seconds < s.min_seconds:
+            raise _didnt_catch("the recording was too short to hold a question.")
+
+    def prepare(self, audio: audio_io.AudioLike, sample_rate: int | None = None) -> audio_io.Clip:
+        """Validate and convert; raises SpeechInputError before the costly steps where it can."""
+        try:
+            path, samples, rate = audio_io.split_input(audio, sample_rate)
+            if path is not None:
+                if not path.is_file():
+                    raise _didnt_catch(f"there is no audio file at {path}.", "Check the path.")
+                if path.stat().st_size == 0:
+                    raise _didnt_catch(f"{path.name} is empty.")
+                header_seconds = audio_io.probe_seconds(path)
+                if header_seconds is not None:
+                    self._check_length(header_seconds)
+                clip = audio_io.decode_file(path)
+            else:
+                assert samples is not None and rate is not None
+                if samples.size == 0:
+                    raise _didnt_catch("the recording is empty.")
+                self._check_length(audio_io.array_seconds(samples, rate))
+                clip = audio_io.from_array(samples, rate)
+        except audio_io.AudioDecodeError as exc:
+            raise _didnt_catch(
+                exc.message[0].lower() + exc.message[1:], "Try a WAV, MP3, OGG or WebM recording."
+            ) from exc
+        self._check_length(clip.seconds)
+        if clip.peak < SILENCE_PEAK:
+            raise _didnt_catch("the recording is silent.", "Check that the microphone is on and not muted.")
+        return clip
+
+    # --- recognition ---------------------------------------------------------------------------
+    def transcribe(self, audio: audio_io.AudioLike, sample_rate: int | None = None) -> TranscriptResult:
+        t0 = time.perf_counter()
+        clip = self.prepare(audio, sample_rate)
+        model = self._load()
+        t_model = time.perf_counter()
+        s = self.settings
+        segments, info = model.transcribe(
+            clip.samples,
+            beam_size=s.beam_size,
+            language=s.language,
+            vad_filter=s.vad_filter,
+            word_timestamps=False,
+            without_timestamps=s.without_timestamps,
+            condition_on_previous_text=s.condition_on_previous_text,
+        )
+        text = " ".join(seg.text.strip() for seg in segments).strip()
+        seconds = time.perf_counter() - t0
+        log.debug(
+            "transcribed %.2f s of audio in %.2f s (model %.2f s): %r",
+            clip.seconds,
+            seconds,
+            time.perf_counter() - t_model,
+            text,
+        )
+        if not _has_words(text):
+            raise _didnt_catch("I couldn't hear any words.", "Speak a little closer to the microphone.")
+        return TranscriptResult(text=text, seconds=seconds, duration=clip.seconds, language=info.language)
+
+
+def _has_words(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
+def transcribe_command(settings: SpeechSettings, path: Path, out: Any = None) -> int:
+    """`launch.py transcribe AUDIO`: print the transcript, then the seconds it took."""
+    import sys  # noqa: PLC0415
+
+    out = out or sys.stdout
+    transcriber = Transcriber(settings)
+    transcriber.prepare(path)  # a bad file fails before the model loads
+    transcriber.warm_up()
+    result = transcriber.transcribe(path)
+    print(result.text, file=out)
+    print(
+        f"({result.seconds:.2f} s for {result.duration:.1f} s of audio; model {settings.model}, "
+        f"{transcriber.device}/{transcriber.compute_type})",
+        file=out,
+    )
+    return 0
