@@ -49,6 +49,8 @@ class PromptSettings(_Strict):
     profile: str = "default"  # role configuration, see assistant/prompts/profiles.yaml
     reasoning: str = "rag"  # see assistant/prompts/reasoning.yaml
     relevance_check: bool = False  # ask the LLM whether the context is relevant first
+    context_blocks: int = Field(8, ge=1)  # evidence chunks given to the LLM as numbered blocks
+    block_chars: int = Field(2500, ge=200)  # each block's text is cut to this many characters
 
 
 class MemorySettings(_Strict):

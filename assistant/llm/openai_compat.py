@@ -1,0 +1,116 @@
+"""OpenAI, Groq and any OpenAI-compatible server (Ollama, llama.cpp server, LM Studio, vLLM).
+
+OpenAI and OpenAI-compatible servers go through the `openai` SDK (`base_url` for local servers),
+Groq through the `groq` SDK (same chat-completions wire protocol, path `/openai/v1/...`). Retries
+are off (`max_retries=0`): the chain fails over instead of waiting for the SDK's back-off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from assistant.config import ProviderSettings
+from assistant.llm.base import (
+    CallContext,
+    CallOptions,
+    Message,
+    Provider,
+    ProviderError,
+    classify_transport,
+    status_kind,
+)
+
+log = logging.getLogger(__name__)
+
+_NO_KEY = "no-key-needed"  # local servers ignore the key, the SDK insists on one
+
+
+class OpenAICompatProvider(Provider):
+    """Chat completions over server-sent events, through the `openai` or `groq` SDK."""
+
+    def __init__(self, name: str, settings: ProviderSettings) -> None:
+        super().__init__(name, settings)
+        self.kind = settings.kind
+        self._client: Any = None
+        self._client_fingerprint = ""
+
+    def _sdk(self) -> Any:
+        if self.kind == "groq":
+            import groq
+
+            return groq
+        import openai
+
+        return openai
+
+    def _get_client(self, key: str | None) -> Any:
+        fingerprint = hashlib.sha256((key or "").encode()).hexdigest()
+        with self._lock:
+            if self._client is None or fingerprint != self._client_fingerprint:
+                sdk = self._sdk()
+                kwargs: dict[str, Any] = {"api_key": key or _NO_KEY, "max_retries": 0}
+                if self.settings.base_url:
+                    kwargs["base_url"] = self.settings.base_url
+                cls = sdk.Groq if self.kind == "groq" else sdk.OpenAI
+                self._client = cls(**kwargs)
+                self._client_fingerprint = fingerprint
+            return self._client
+
+    def stream(self, messages: list[Message], options: CallOptions, ctx: CallContext) -> Iterator[str]:
+        sdk = self._sdk()
+        key = self.api_key()
+        if self.needs_key and key is None:
+            raise ProviderError("auth")
+        client = self._get_client(key)
+        token_limit = "max_completion_tokens" if self.kind == "openai" else "max_tokens"
+        request: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": True,
+            "temperature": options.temperature,
+            token_limit: options.max_tokens,
+            "timeout": sdk.Timeout(options.read_timeout, connect=options.connect_timeout),
+        }
+        try:
+            stream = client.chat.completions.create(**request)
+        except sdk.APIStatusError as exc:
+            raise ProviderError(status_kind(exc.status_code), exc.status_code) from None
+        except sdk.APITimeoutError:
+            raise ProviderError("timeout") from None
+        except sdk.APIConnectionError:
+            raise ProviderError("connection") from None
+        except Exception as exc:  # noqa: BLE001 - any SDK/transport surprise is a failed call
+            raise ProviderError(classify_transport(exc)) from None
+        ctx.on_abort(stream.close)
+        yield from self._read(stream, sdk, ctx)
+
+    @staticmethod
+    def _read(stream: Any, sdk: Any, ctx: CallContext) -> Iterator[str]:
+        finished = False
+        try:
+            for chunk in stream:
+                if ctx.stop.is_set():
+                    return
+                for choice in chunk.choices or ():
+                    delta = getattr(choice, "delta", None)
+                    text = getattr(delta, "content", None) if delta is not None else None
+                    if text:
+                        yield text
+                    if choice.finish_reason:
+                        finished = True
+        except sdk.APIStatusError as exc:  # an error event inside the stream
+            raise ProviderError(status_kind(exc.status_code), exc.status_code) from None
+        except sdk.APITimeoutError:
+            raise ProviderError("timeout") from None
+        except Exception as exc:  # noqa: BLE001
+            if ctx.stop.is_set():
+                return
+            kind = classify_transport(exc)
+            raise ProviderError("truncated" if kind in ("connection", "other") else kind) from None
+        finally:
+            stream.close()
+        if not finished and not ctx.stop.is_set():
+            raise ProviderError("truncated")
