@@ -83,7 +83,9 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == "ingest":
         from knowledge.ingest import ingest_command
 
-        return ingest_command(cfg, [Path(p) for p in args.paths], rebuild=args.rebuild)
+        return ingest_command(
+            cfg.embedder, cfg.store, cfg.ingest, cfg.lancedb_uri, [Path(p) for p in args.paths], rebuild=args.rebuild
+        )
     if cmd == "ask":
         from ui.terminal import run_ask
 

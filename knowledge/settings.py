@@ -19,6 +19,9 @@ class StoreSettings(_Strict):
     table_prefix: str = "chunks"
     # build an approximate (IVF) vector index once the table holds this many chunks
     ann_threshold: int = Field(20000, ge=256)
+    # ivf_pq: compressed, re-ranked exactly by refine_factor; ivf_flat: full vectors per partition
+    ann_index: Literal["ivf_pq", "ivf_flat"] = "ivf_pq"
+    ann_partitions: int | None = Field(None, ge=1)  # None: sqrt(number of chunks)
     ann_nprobes: int = Field(32, ge=1)
     ann_refine_factor: int = Field(4, ge=1)
 

@@ -1,0 +1,119 @@
+"""Which files an ingest looks at: folders walked safely (symlink loops reported), files as given."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    root: Path  # the library root (absolute); source_path is relative to it
+    path: Path  # the file as found (may be a symlink)
+    source_path: str  # posix path relative to root
+
+
+@dataclass
+class Problem:
+    source_path: str
+    status: str  # "failed" | "skipped"
+    reason: str
+
+
+@dataclass
+class Discovery:
+    candidates: list[Candidate] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    roots: list[Path] = field(default_factory=list)  # folders walked in full (for removals)
+
+
+def _rel(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def discover(paths: list[Path], extensions: list[str]) -> Discovery:
+    """Files to ingest under `paths`. Folders are walked without ever looping; hidden entries skipped."""
+    exts = {e.lower() for e in extensions}
+    out = Discovery()
+    for given in paths:
+        given = Path(given).expanduser()
+        if not given.exists() and not given.is_symlink():
+            out.problems.append(Problem(str(given), "failed", "not found"))
+            continue
+        if given.is_dir():
+            root = given.resolve()
+            out.roots.append(root)
+            _walk(root, root, exts, out, visited={_dir_key(root)})
+            continue
+        root = given.parent.resolve()
+        cand = Candidate(root, root / given.name, given.name)
+        problem = _check_file(cand)
+        if problem:
+            out.problems.append(problem)
+        elif not given.is_file():
+            out.problems.append(Problem(given.name, "failed", "not a regular file (device, pipe or socket)"))
+        elif given.suffix.lower() not in exts:
+            out.problems.append(
+                Problem(given.name, "skipped", f"unsupported file type {given.suffix or '(none)'}")
+            )
+        else:
+            out.candidates.append(cand)
+    return out
+
+
+def _dir_key(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return (st.st_dev, st.st_ino)
+
+
+def _check_file(c: Candidate) -> Problem | None:
+    try:
+        c.path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 raises RuntimeError on a loop
+        return Problem(c.source_path, "failed", "symlink loop")
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            return Problem(c.source_path, "failed", "symlink loop")
+        if c.path.is_symlink():
+            return Problem(c.source_path, "failed", "broken symlink (its target does not exist)")
+        return Problem(c.source_path, "failed", f"cannot access: {exc.strerror or exc}")
+    return None
+
+
+def _walk(root: Path, folder: Path, exts: set[str], out: Discovery, visited: set[tuple[int, int]]) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        out.problems.append(
+            Problem(_rel(root, folder) or ".", "failed", f"cannot list folder: {exc.strerror or exc}")
+        )
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = Path(entry.path)
+        cand = Candidate(root, path, _rel(root, path))
+        problem = _check_file(cand)
+        if problem:
+            if path.suffix.lower() in exts or problem.reason == "symlink loop":
+                out.problems.append(problem)
+            continue
+        if path.is_dir():
+            key = _dir_key(path)
+            if key in visited:
+                out.problems.append(
+                    Problem(cand.source_path, "skipped", "symlink loop (folder already visited)")
+                )
+                continue
+            _walk(root, path, exts, out, visited | {key})
+        elif path.suffix.lower() in exts:
+            if path.is_file():
+                out.candidates.append(cand)
+            else:
+                out.problems.append(
+                    Problem(cand.source_path, "failed", "not a regular file (device, pipe or socket)")
+                )

@@ -1,0 +1,369 @@
+"""Ingestion: files → blocks → chunks → dedup → embeddings → the store, incrementally and safely.
+
+- Unchanged files (same content hash, manifest entry matching the stored chunks) cost a hash only.
+- Changed files are replaced atomically (one merge commit per group of files); the manifest entry is
+  written after the commit, so a crash at any moment leaves either the old or the new version of
+  each file, and a re-run finishes the job (a file whose chunks and manifest disagree is redone).
+- Files gone from a walked folder are removed; chunks with no manifest entry left by an interrupted
+  run are removed.
+- Bad input is reported per file with a reason; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from knowledge.chunking import chunk_document
+from knowledge.discover import Candidate, discover
+from knowledge.loaders import LoadFailed, LoadSkipped, load_document
+from knowledge.manifest import DocumentInfo
+from knowledge.settings import IngestSettings, StoreSettings
+from knowledge.store import ChunkStore
+from knowledge.types import Chunk
+from models.embedder import Embedder
+from models.settings import EmbedderSettings
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[float, str], None]
+STATUSES = ("added", "updated", "unchanged", "removed", "failed", "skipped")
+
+
+@dataclass
+class FileResult:
+    source_path: str
+    status: str  # one of STATUSES
+    chunks: int = 0  # chunks stored for the file after this run
+    seconds: float = 0.0
+    reason: str = ""
+    duplicates: int = 0  # chunks not stored because their text is already stored
+
+
+@dataclass
+class IngestReport:
+    files: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+    embedder: str = ""
+    total_chunks: int = 0  # chunks in the store after the run
+
+    @property
+    def totals(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for f in self.files:
+            counts[f.status] = counts.get(f.status, 0) + 1
+        return counts
+
+    @property
+    def chunks_written(self) -> int:
+        return sum(f.chunks for f in self.files if f.status in ("added", "updated"))
+
+    def by_path(self) -> dict[str, FileResult]:
+        return {f.source_path: f for f in self.files}
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class _Pending:
+    files: dict[str, tuple[list[Chunk], np.ndarray]] = field(default_factory=dict)
+    infos: list[DocumentInfo] = field(default_factory=list)
+    results: list[FileResult] = field(default_factory=list)
+    chunks: int = 0
+
+
+class Ingestor:
+    """Indexes files into a `ChunkStore` with an `Embedder`."""
+
+    def __init__(self, store: ChunkStore, embedder: Embedder, settings: IngestSettings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+
+    def ingest(
+        self, paths: list[Path], rebuild: bool = False, progress: Progress | None = None
+    ) -> IngestReport:
+        t0 = time.perf_counter()
+        say = progress or (lambda _f, _m: None)
+        report = IngestReport(embedder=self.embedder.identity)
+        if rebuild:
+            self.store.clear()
+        found = discover(paths, self.settings.extensions)
+        for p in found.problems:
+            report.files.append(FileResult(p.source_path, p.status, reason=p.reason))
+        manifest = self.store.manifest.all()
+        stored_counts = self.store.chunk_counts()
+        owners = self.store.text_hash_owners()
+        run = _Run(self, report, manifest, stored_counts, owners)
+        n = len(found.candidates)
+        for i, cand in enumerate(found.candidates):
+            say(i / max(n, 1), cand.source_path)
+            run.process(cand, lambda f, i=i: say((i + f) / max(n, 1), ""))
+        run.flush()
+        run.remove_missing(found.roots, {c.source_path for c in found.candidates})
+        run.redo_duplicates(say)
+        if run.changed or (self.store.count() and not self.store.has_fts_index()):
+            say(1.0, "updating the indexes")
+            self.store.update_indexes()
+        say(1.0, "done")
+        report.total_chunks = self.store.count()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+
+class _Run:
+    """The state of one ingest run (kept off the Ingestor so it holds no per-run state)."""
+
+    def __init__(
+        self,
+        ing: Ingestor,
+        report: IngestReport,
+        manifest: dict[str, DocumentInfo],
+        stored_counts: dict[str, int],
+        owners: dict[str, str],
+    ) -> None:
+        self.ing = ing
+        self.store = ing.store
+        self.settings = ing.settings
+        self.report = report
+        self.manifest = manifest
+        self.stored_counts = stored_counts
+        self.owners = owners  # text_hash → source_path that stores it
+        self.owned: dict[str, set[str]] = {}
+        for h, sp in owners.items():
+            self.owned.setdefault(sp, set()).add(h)
+        self.pending = _Pending()
+        self.changed = False
+        self.released = False  # some stored text disappeared (dedup partners may need a redo)
+        self.touched: set[str] = set()
+        self.deferred: list[Candidate] = []
+
+    # ------------------------------------------------------------ one file
+
+    def process(self, cand: Candidate, sub: Progress, force: bool = False) -> None:
+        t0 = time.perf_counter()
+        sp = cand.source_path
+        self.touched.add(sp)
+        old = self.manifest.get(sp)
+        try:
+            size = cand.path.stat().st_size
+            if size > self.settings.max_file_mb * 1024 * 1024:
+                self._result(
+                    sp,
+                    "skipped",
+                    t0,
+                    reason=f"larger than max_file_mb ({size / 2**20:.1f} MB > {self.settings.max_file_mb:g} MB)",
+                )
+                return
+            fhash = file_sha256(cand.path)
+        except PermissionError as exc:
+            self._result(sp, "failed", t0, reason=f"permission denied: {exc.strerror or exc}")
+            return
+        except OSError as exc:
+            self._result(sp, "failed", t0, reason=f"cannot read: {exc.strerror or exc}")
+            return
+        if old is not None and old.file_hash == fhash and not force:
+            if old.status == "indexed" and self.stored_counts.get(sp, 0) == old.chunks:
+                self._result(sp, "unchanged", t0, chunks=old.chunks, duplicates=old.duplicates)
+                if old.duplicates:
+                    self.deferred.append(cand)
+                return
+            if old.status in ("failed", "skipped"):
+                self._result(sp, old.status, t0, reason=f"{old.error} (unchanged since the last run)")
+                return
+        try:
+            doc = load_document(cand.path, ocr=self.settings.ocr == "auto")
+        except LoadSkipped as exc:
+            self._not_indexed(cand, fhash, "skipped", exc.reason, t0)
+            return
+        except LoadFailed as exc:
+            self._not_indexed(cand, fhash, "failed", exc.reason, t0)
+            return
+        chunks = chunk_document(doc, sp, fhash, self.settings.chunk_words, self.settings.overlap_words)
+        kept, dups = self._dedup(sp, chunks)
+        vectors = self._embed(kept, sub)
+        status = "added" if old is None and self.stored_counts.get(sp, 0) == 0 else "updated"
+        info = DocumentInfo(
+            source_path=sp,
+            title=doc.title,
+            chunks=len(kept),
+            file_hash=fhash,
+            status="indexed",
+            error="; ".join(doc.notes),
+            root=str(cand.root),
+            duplicates=dups,
+        )
+        res = FileResult(sp, status, chunks=len(kept), duplicates=dups, reason="; ".join(doc.notes))
+        self.pending.files[sp] = (kept, vectors)
+        self.pending.infos.append(info)
+        self.pending.results.append(res)
+        self.pending.chunks += len(kept)
+        res.seconds = time.perf_counter() - t0
+        if self.pending.chunks >= self.settings.write_batch_size:
+            self.flush()
+
+    def _dedup(self, sp: str, chunks: list[Chunk]) -> tuple[list[Chunk], int]:
+        for h in self.owned.pop(sp, set()):  # this file's old text no longer counts
+            if self.owners.get(h) == sp:
+                del self.owners[h]
+                self.released = True
+        kept: list[Chunk] = []
+        mine: set[str] = set()
+        for c in chunks:
+            if c.text_hash in mine or c.text_hash in self.owners:
+                continue
+            mine.add(c.text_hash)
+            kept.append(c)
+        for h in mine:
+            self.owners[h] = sp
+        self.owned[sp] = mine
+        return kept, len(chunks) - len(kept)
+
+    def _embed(self, chunks: list[Chunk], sub: Progress) -> np.ndarray:
+        emb = self.ing.embedder
+        if not chunks:
+            return np.zeros((0, emb.dim), dtype=np.float32)
+        bs = self.settings.embed_batch_size
+        parts = []
+        for start in range(0, len(chunks), bs):
+            parts.append(emb.embed_documents([c.chunk_text for c in chunks[start : start + bs]]))
+            sub(min(1.0, (start + bs) / len(chunks)))
+        return np.vstack(parts)
+
+    def _not_indexed(self, cand: Candidate, fhash: str, status: str, reason: str, t0: float) -> None:
+        sp = cand.source_path
+        old = self.manifest.get(sp)
+        if old is not None and old.status == "indexed" and self.stored_counts.get(sp, 0):
+            # keep the version indexed before; say it is stale
+            self._result(
+                sp, status, t0, chunks=old.chunks, reason=f"{reason} (the previously indexed version is kept)"
+            )
+            return
+        self.store.record(
+            [
+                DocumentInfo(
+                    source_path=sp,
+                    title=cand.path.stem,
+                    file_hash=fhash,
+                    status=status,
+                    error=reason,
+                    root=str(cand.root),
+                )
+            ]
+        )
+        self._result(sp, status, t0, reason=reason)
+
+    def _result(self, sp: str, status: str, t0: float, **kw: object) -> None:
+        self.report.files.append(FileResult(sp, status, seconds=time.perf_counter() - t0, **kw))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ commits
+
+    def flush(self) -> None:
+        """Commit the pending files' chunks in one atomic write, then their manifest entries."""
+        p = self.pending
+        if not p.files:
+            return
+        t0 = time.perf_counter()
+        self.store.replace_files(p.files)
+        self.store.record(p.infos)
+        per_file = (time.perf_counter() - t0) / len(p.files)
+        for res in p.results:
+            res.seconds += per_file
+            self.stored_counts[res.source_path] = res.chunks
+        self.report.files.extend(p.results)
+        self.changed = True
+        self.pending = _Pending()
+
+    def redo_duplicates(self, say: Progress) -> None:
+        """Files that skipped duplicate chunks are redone when stored text disappeared this run."""
+        if not (self.released and self.deferred):
+            return
+        redo = {c.source_path for c in self.deferred}
+        self.report.files = [f for f in self.report.files if f.source_path not in redo]
+        for cand in self.deferred:
+            say(1.0, f"re-checking duplicates of {cand.source_path}")
+            self.process(cand, lambda _f: None, force=True)
+        self.flush()
+
+    def remove_missing(self, roots: list[Path], present: set[str]) -> None:
+        """Remove files gone from walked folders, and chunks no manifest entry describes."""
+        root_names = {str(r) for r in roots}
+        gone = [sp for sp, info in self.manifest.items() if info.root in root_names and sp not in present]
+        orphans = [
+            sp for sp in self.store.chunk_counts() if sp not in self.manifest and sp not in self.touched
+        ]
+        for sp in gone + orphans:
+            t0 = time.perf_counter()
+            self.store.delete_document(sp)
+            reason = "no longer in the folder" if sp in gone else "left over from an interrupted run"
+            self._result(sp, "removed", t0, reason=reason)
+            self.released = True
+            self.changed = True
+
+
+# ---------------------------------------------------------------- command line
+
+
+def format_report(report: IngestReport) -> str:
+    """The per-file report and the totals, as plain text for the terminal."""
+    lines = []
+    width = max([len(f.source_path) for f in report.files] + [11])
+    width = min(width, 70)
+    lines.append(f"{'file':<{width}}  {'status':<9} {'chunks':>6} {'seconds':>8}  reason")
+    for f in sorted(report.files, key=lambda f: (STATUSES.index(f.status), f.source_path)):
+        lines.append(f"{f.source_path:<{width}}  {f.status:<9} {f.chunks:>6} {f.seconds:>8.2f}  {f.reason}")
+    t = report.totals
+    summary = ", ".join(f"{t[s]} {s}" for s in STATUSES if t[s])
+    lines.append(
+        f"{len(report.files)} file(s): {summary or 'nothing to do'}; {report.chunks_written} chunk(s) written, "
+        f"{report.total_chunks} in the index; {report.seconds:.1f} s ({report.embedder})"
+    )
+    return "\n".join(lines)
+
+
+def ingest_command(
+    embedder_settings: EmbedderSettings,
+    store_settings: StoreSettings,
+    ingest_settings: IngestSettings,
+    uri: str,
+    paths: list[Path],
+    rebuild: bool = False,
+) -> int:
+    """`python launch.py ingest PATH... [--rebuild]`: progress bar, then the per-file report."""
+    from tqdm import tqdm
+
+    from knowledge.library import open_library
+
+    embedder, store = open_library(embedder_settings, store_settings, uri)
+    if embedder.is_fallback:
+        print(
+            f"note: {embedder.fallback_reason}; using the bundled all-MiniLM-L6-v2 (table {store.name})",
+            file=sys.stderr,
+        )
+    bar = tqdm(total=1000, unit="‰", desc="ingest", file=sys.stderr, bar_format="{l_bar}{bar}| {postfix}")
+
+    def progress(fraction: float, message: str) -> None:
+        bar.n = int(min(1.0, max(0.0, fraction)) * 1000)
+        if message:
+            bar.set_postfix_str(message[-50:], refresh=False)
+        bar.refresh()
+
+    try:
+        report = Ingestor(store, embedder, ingest_settings).ingest(paths, rebuild=rebuild, progress=progress)
+    finally:
+        bar.close()
+    print(format_report(report))
+    return 1 if report.totals["failed"] and not report.chunks_written and not report.total_chunks else 0

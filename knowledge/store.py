@@ -1,0 +1,329 @@
+"""The chunk store: one LanceDB table per embedder identity, plus its files manifest.
+
+- Table `<prefix>__<identity>` (sanitised); a different embedder is a different table, so vectors
+  of different embedders never mix and switching embedder re-indexes.
+- Vectors are L2-normalised; search uses cosine distance, `dense_score = 1 - distance` (= cosine).
+- Exact (flat) search below `ann_threshold` chunks; at/above it an IVF index (cosine) is built and
+  searched with `nprobes` / `refine_factor` (recall@50 measured in bench/search.py).
+- Full-text: LanceDB's own FTS index on `chunk_text`, brought up to date after each ingest.
+- Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
+  delete-by-source), so a concurrent search sees either the old or the new version of a file.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from knowledge.manifest import DocumentInfo, Manifest, sql_str
+from knowledge.settings import StoreSettings
+from knowledge.types import Chunk, Hit
+from models.errors import HarkError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_IO_WORDS = ("no space", "read-only", "permission denied", "disk quota", "io error", "input/output")
+
+
+class StoreWriteError(HarkError):
+    """The library could not be written (read-only folder, disk full, …); the index is unchanged."""
+
+
+def table_name(prefix: str, identity: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", f"{prefix}__{identity}").strip("_")
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string()),
+            pa.field("source_path", pa.string()),
+            pa.field("chunk_text", pa.string()),
+            pa.field("chunk_preview", pa.string()),
+            pa.field("title", pa.string()),
+            pa.field("section", pa.string()),
+            pa.field("pages", pa.list_(pa.int32())),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("file_hash", pa.string()),
+            pa.field("text_hash", pa.string()),
+            pa.field("embedder", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+def _is_io_error(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in (
+        errno.ENOSPC,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EDQUOT,
+    ):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, OSError | RuntimeError | ValueError) and any(w in text for w in _IO_WORDS)
+
+
+class ChunkStore:
+    """Chunks + vectors + manifest of one embedder's library. Thread-safe for one writer."""
+
+    def __init__(self, db: Any, uri: str, identity: str, dim: int, settings: StoreSettings) -> None:
+        self._db = db
+        self.uri = uri
+        self.identity = identity
+        self.dim = dim
+        self.settings = settings
+        self.name = table_name(settings.table_prefix, identity)
+        self._write_lock = threading.Lock()
+        self._table = self._guard(self._open_table, "open the chunks table")
+        self.manifest: Manifest = self._guard(
+            lambda: Manifest(db, f"{self.name}__files"), "open the files manifest"
+        )
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings) -> ChunkStore:
+        import lancedb
+
+        try:
+            db = lancedb.connect(uri)
+        except Exception as exc:  # noqa: BLE001 - reported with what to do
+            raise StoreWriteError(f"could not open the library at {uri}: {exc}", _HINT) from exc
+        return cls(db, uri, embedder_identity, dim, settings)
+
+    def _open_table(self) -> Any:
+        if self.name in self._db.list_tables().tables:
+            table = self._db.open_table(self.name)
+            stored = table.schema.field("vector").type.list_size
+            if stored != self.dim:
+                raise HarkError(
+                    f"table {self.name} holds {stored}-dimensional vectors, the embedder gives {self.dim}",
+                    "run `python launch.py ingest PATH --rebuild`",
+                )
+            return table
+        return self._db.create_table(self.name, schema=chunk_schema(self.dim), exist_ok=True)
+
+    def _guard(self, fn: Callable[[], T], what: str) -> T:
+        try:
+            return fn()
+        except HarkError:
+            raise
+        except Exception as exc:
+            if _is_io_error(exc):
+                raise StoreWriteError(f"could not {what} in {self.uri}: {exc}", _HINT) from exc
+            raise
+
+    @property
+    def table(self) -> Any:
+        """The LanceDB table (e.g. for `store.table.search(...).rerank(reranker)`)."""
+        return self._table
+
+    # ------------------------------------------------------------ reading
+
+    def count(self) -> int:
+        return int(self._table.count_rows())
+
+    def has_vector_index(self) -> bool:
+        return any(i.columns == ["vector"] for i in self._table.list_indices())
+
+    def has_fts_index(self) -> bool:
+        return any(i.columns == ["chunk_text"] and i.index_type == "FTS" for i in self._table.list_indices())
+
+    def search(
+        self, query_vector: Any, k: int, where: str | None = None, exact: bool | None = None
+    ) -> list[Hit]:
+        """Top-k by cosine similarity. `exact=None`: exact below `ann_threshold`, the index above."""
+        vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if vec.shape[0] != self.dim:
+            raise ValueError(f"query vector has {vec.shape[0]} dimensions, the store {self.dim}")
+        q = self._table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
+        if where:
+            q = q.where(where, prefilter=True)
+        use_exact = exact if exact is not None else self.count() < self.settings.ann_threshold
+        if use_exact:
+            q = q.bypass_vector_index()
+        else:
+            q = q.nprobes(self.settings.ann_nprobes).refine_factor(self.settings.ann_refine_factor)
+        rows = q.to_arrow().to_pylist()
+        hits = []
+        for r in rows:
+            cos = 1.0 - float(r["_distance"])
+            hits.append(_hit(r, score=cos, dense_score=cos))
+        return hits
+
+    def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
+        """Top-k by BM25 from LanceDB's FTS index (`bm25_score`, `score` = bm25)."""
+        if not text.strip() or self.count() == 0:
+            return []
+        if not self.has_fts_index():
+            self.update_indexes()
+        q = self._table.search(text, query_type="fts", fts_columns="chunk_text").limit(k)
+        if where:
+            q = q.where(where, prefilter=True)
+        rows = q.to_arrow().to_pylist()
+        return [_hit(r, score=float(r["_score"]), bm25_score=float(r["_score"])) for r in rows]
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        where = "chunk_id IN (" + ", ".join(sql_str(i) for i in ids) + ")"
+        rows = self._table.search().where(where).select(["chunk_id", "vector"]).limit(len(ids)).to_arrow()
+        return {
+            cid: np.asarray(v, dtype=np.float32)
+            for cid, v in zip(rows["chunk_id"].to_pylist(), rows["vector"].to_pylist(), strict=True)
+        }
+
+    def documents(self) -> list[DocumentInfo]:
+        return sorted(self.manifest.all().values(), key=lambda d: d.source_path)
+
+    def text_hash_owners(self) -> dict[str, str]:
+        """text_hash → source_path of every stored chunk, reading only those two columns."""
+        n = self.count()
+        if n == 0:
+            return {}
+        tbl = self._table.search().select(["text_hash", "source_path"]).limit(n).to_arrow()
+        return dict(zip(tbl["text_hash"].to_pylist(), tbl["source_path"].to_pylist(), strict=True))
+
+    def chunk_counts(self) -> dict[str, int]:
+        """source_path → number of stored chunks (one column read)."""
+        n = self.count()
+        if n == 0:
+            return {}
+        col = self._table.search().select(["source_path"]).limit(n).to_arrow()["source_path"]
+        paths, counts = np.unique(np.asarray(col.to_pylist(), dtype=object), return_counts=True)
+        return {str(p): int(c) for p, c in zip(paths, counts, strict=True)}
+
+    # ------------------------------------------------------------ writing
+
+    def replace_files(self, files: dict[str, tuple[list[Chunk], np.ndarray]]) -> None:
+        """Replace all chunks of these files with the given ones, in one atomic commit."""
+        if not files:
+            return
+        rows: list[dict[str, Any]] = []
+        for chunks, vectors in files.values():
+            for c, v in zip(chunks, vectors, strict=True):
+                rows.append(
+                    {
+                        "chunk_id": c.chunk_id,
+                        "source_path": c.source_path,
+                        "chunk_text": c.chunk_text,
+                        "chunk_preview": c.chunk_preview,
+                        "title": c.title,
+                        "section": c.section,
+                        "pages": c.pages,
+                        "tags": c.tags,
+                        "file_hash": c.file_hash,
+                        "text_hash": c.text_hash,
+                        "embedder": self.identity,
+                        "vector": np.asarray(v, dtype=np.float32),
+                    }
+                )
+        data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dim))
+        scope = "source_path IN (" + ", ".join(sql_str(p) for p in files) + ")"
+        with self._write_lock:
+            self._guard(
+                lambda: (
+                    self._table.merge_insert("chunk_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(scope)
+                    .execute(data)
+                ),
+                "write chunks",
+            )
+
+    def delete_document(self, source_path: str) -> None:
+        """Remove a file's chunks, then its manifest entry."""
+        with self._write_lock:
+            self._guard(lambda: self._table.delete(f"source_path = {sql_str(source_path)}"), "delete chunks")
+            self._guard(lambda: self.manifest.delete([source_path]), "update the files manifest")
+
+    def record(self, infos: list[DocumentInfo]) -> None:
+        """Write manifest entries (after the chunks they describe are committed)."""
+        with self._write_lock:
+            self._guard(lambda: self.manifest.upsert(infos), "update the files manifest")
+
+    def clear(self) -> None:
+        """Drop the chunks and the manifest of this embedder (for --rebuild)."""
+        with self._write_lock:
+            self._guard(lambda: self._db.drop_table(self.name, ignore_missing=True), "drop the chunks table")
+            self._table = self._guard(self._open_table, "create the chunks table")
+            self._guard(self.manifest.clear, "reset the files manifest")
+
+    def update_indexes(self) -> None:
+        """FTS index present and current; IVF index once the table reaches `ann_threshold`."""
+        n = self.count()
+        if n == 0:
+            return
+        with self._write_lock:
+            if not self.has_fts_index():
+                self._guard(lambda: self._create_fts(), "build the full-text index")
+            else:
+                self._guard(lambda: self._table.optimize(), "update the indexes")
+            if n >= self.settings.ann_threshold and not self.has_vector_index():
+                self._guard(lambda: self._create_ann(n), "build the vector index")
+
+    def _create_fts(self) -> None:
+        import lancedb
+
+        self._table.create_index("chunk_text", config=lancedb.index.FTS(), replace=True)
+
+    def _create_ann(self, n: int) -> None:
+        import lancedb
+
+        partitions = self.settings.ann_partitions or max(1, int(math.sqrt(n)))
+        if self.settings.ann_index == "ivf_flat":
+            config = lancedb.index.IvfFlat(distance_type="cosine", num_partitions=partitions)
+        else:
+            sub = _sub_vectors(self.dim)
+            config = lancedb.index.IvfPq(
+                distance_type="cosine", num_partitions=partitions, num_sub_vectors=sub
+            )
+        log.info(
+            "building the %s vector index on %d chunks (%d partitions)",
+            self.settings.ann_index,
+            n,
+            partitions,
+        )
+        self._table.create_index("vector", config=config, replace=True)
+
+
+_HINT = "check that the data folder is writable and the disk has free space; the existing index is unchanged"
+
+
+def _sub_vectors(dim: int) -> int:
+    for sub in (dim // 8, dim // 4, dim // 16, dim // 2):
+        if sub and dim % sub == 0:
+            return sub
+    return 1
+
+
+def _hit(
+    r: dict[str, Any], score: float, dense_score: float | None = None, bm25_score: float | None = None
+) -> Hit:
+    vec = r.get("vector")
+    return Hit(
+        chunk_id=r["chunk_id"],
+        source_path=r["source_path"],
+        title=r.get("title") or "",
+        chunk_text=r.get("chunk_text") or "",
+        score=score,
+        dense_score=dense_score,
+        bm25_score=bm25_score,
+        section=r.get("section") or "",
+        pages=list(r.get("pages") or []),
+        tags=list(r.get("tags") or []),
+        vector=list(vec) if vec is not None else None,
+    )
