@@ -1,0 +1,149 @@
+"""Pure renderers from assistant events to the HTML/Markdown the Gradio app shows.
+
+Nothing here decides anything about an answer: it only turns `Hit`s, intents and the status
+dict into escaped text. Every value coming from a document or the user is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from assistant.events import IntentEvent, Rewritten
+from knowledge.types import Hit
+
+_CITE = re.compile(r"\[(\d{1,3})\](?!\()")  # [n] not already a markdown link
+PREVIEW_CHARS = 220
+
+
+def anchor_id(turn: int, n: int) -> str:
+    """DOM id of source `n` of answer `turn` in the sources panel."""
+    return f"hark-src-{turn}-{n}"
+
+
+def link_citations(text: str, turn: int, n_sources: int) -> str:
+    """Turn each `[n]` (1 ≤ n ≤ n_sources) into a link to that source in the sources panel."""
+    if n_sources <= 0:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        if not 1 <= n <= n_sources:
+            return m.group(0)
+        return f'<a class="hark-cite" href="#{anchor_id(turn, n)}" data-src="{anchor_id(turn, n)}">[{n}]</a>'
+
+    return _CITE.sub(repl, text)
+
+
+def _fmt(score: float | None) -> str:
+    return "—" if score is None else f"{score:.3f}"
+
+
+def _is_url(s: str) -> bool:
+    return s.startswith(("http://", "https://"))
+
+
+def _source_card(hit: Hit, n: int, turn: int, cited: bool) -> str:
+    e = html.escape
+    title = e(hit.title or hit.source_path or "untitled")
+    src = hit.source_path or ""
+    src_html = (
+        f'<a href="{e(src, quote=True)}" target="_blank" rel="noopener noreferrer">{e(src)}</a>'
+        if _is_url(src)
+        else f"<code>{e(src)}</code>"
+    )
+    page = f" · {e(hit.page_label)}" if hit.page_label else ""
+    section = f" · {e(hit.section)}" if hit.section else ""
+    preview = hit.chunk_text[:PREVIEW_CHARS].strip()
+    more = "…" if len(hit.chunk_text) > PREVIEW_CHARS else ""
+    rank = f"first-stage rank {hit.first_stage_rank}" if hit.first_stage_rank else ""
+    cls = "hark-source cited" if cited else "hark-source"
+    return (
+        f'<div class="{cls}" id="{anchor_id(turn, n)}">'
+        f'<div class="hark-source-head"><span class="hark-n">[{n}]</span> <b>{title}</b></div>'
+        f'<div class="hark-source-meta">{src_html}{page}{section}</div>'
+        f'<div class="hark-scores">dense {_fmt(hit.dense_score)} · diffusion {_fmt(hit.diffusion_score)}'
+        f" · final {_fmt(hit.score)}{' · ' + rank if rank else ''}</div>"
+        f'<div class="hark-preview">{e(preview)}{more}</div>'
+        f'<details><summary>Full chunk</summary><div class="hark-chunk">{e(hit.chunk_text)}</div></details>'
+        f"</div>"
+    )
+
+
+def sources_html(
+    hits: Sequence[Hit],
+    turn: int,
+    cited: Sequence[Hit] | None = None,
+    kind: str = "documents",
+    max_other: int = 5,
+) -> str:
+    """The sources panel of one answer: cited chunks numbered as in the answer, then other hits."""
+    if not hits and not cited:
+        return '<div class="hark-sources empty">No sources for this answer.</div>'
+    cited = list(cited or [])
+    cited_ids = {h.chunk_id for h in cited}
+    parts = [f'<div class="hark-sources" data-turn="{turn}">']
+    label = "Web results" if kind == "web" else "Sources"
+    if cited:
+        parts.append(f"<h4>{label} cited in answer {turn}</h4>")
+        parts += [_source_card(h, i, turn, True) for i, h in enumerate(cited, 1)]
+        others = [h for h in hits if h.chunk_id not in cited_ids][:max_other]
+        if others:
+            parts.append(
+                f'<details class="hark-others"><summary>{len(others)} more retrieved, not cited</summary>'
+            )
+            parts += [_source_card(h, len(cited) + i, turn, False) for i, h in enumerate(others, 1)]
+            parts.append("</details>")
+    else:
+        parts.append(f"<h4>{label} retrieved for answer {turn}</h4>")
+        parts += [_source_card(h, i, turn, False) for i, h in enumerate(list(hits)[:max_other], 1)]
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def meta_markdown(intent: IntentEvent | None, rewritten: Rewritten | None) -> str:
+    """One discreet line: the intent and, when the question was rewritten, the standalone query."""
+    bits: list[str] = []
+    if intent is not None:
+        bits.append(f"intent `{intent.label}` ({intent.confidence:.2f}, {intent.source})")
+    if rewritten is not None and rewritten.query.strip() != rewritten.original.strip():
+        q = rewritten.query.replace("`", "'")
+        bits.append(f"searched for: `{q}`")
+    return " · ".join(bits)
+
+
+def status_markdown(status: dict[str, Any]) -> str:
+    """The status area: embedder (warning if it is the offline fallback), providers, models, chunks.
+
+    Only names and booleans are shown: the status dict never carries keys, and nothing here
+    reads the environment.
+    """
+    lines: list[str] = []
+    emb = status.get("embedder") or {}
+    if isinstance(emb, dict):
+        name = emb.get("identity") or emb.get("name") or "unknown"
+        lines.append(f"**Embedder:** `{name}`")
+        if emb.get("is_fallback"):
+            reason = emb.get("fallback_reason") or "the configured model could not be loaded"
+            lines.append(f"⚠️ **Offline fallback in use:** {reason}")
+    elif emb:
+        lines.append(f"**Embedder:** `{emb}`")
+    if status.get("warning"):
+        lines.append(f"⚠️ {status['warning']}")
+    providers = status.get("providers") or []
+    if providers:
+        shown = []
+        for item in providers:
+            name, ok = (item[0], item[1]) if isinstance(item, list | tuple) else (str(item), True)
+            shown.append(f"{name} {'✅' if ok else '—'}")
+        lines.append("**LLM providers:** " + ", ".join(shown) + " (extractive answers always available)")
+    models = status.get("models_loaded") or status.get("models") or []
+    if models:
+        if isinstance(models, dict):
+            models = [k for k, v in models.items() if v]
+        lines.append("**Models loaded:** " + ", ".join(f"`{m}`" for m in models))
+    if "chunks" in status or "chunk_count" in status:
+        lines.append(f"**Chunks indexed:** {status.get('chunks', status.get('chunk_count'))}")
+    return "  \n".join(lines) or "Status unavailable."
