@@ -1,0 +1,82 @@
+"""Which path a turn takes: the intent classifier, the session's always-web switch and the threshold.
+
+- the session's "always web search" switch sends every question to `web_search` (source "switch");
+- a classification below `routing.confidence_threshold` goes to `rag_search` (source "threshold");
+- without a classifier (it failed to load), a few unambiguous patterns pick greeting /
+  conversation_meta / web_search and everything else is `rag_search` (source "rules").
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+LABELS = ("rag_search", "web_search", "greeting", "conversation_meta")
+
+_GREETING = re.compile(
+    r"^\s*(hi|hello|hey|hiya|howdy|yo|good (morning|afternoon|evening|night)|thanks?( you)?( so much)?|"
+    r"thank you|cheers|bye|goodbye|see you|how are you( doing)?|what'?s up|nice to meet you)\b[\s!.?,]*"
+    r"(hark|there|again|everyone|today)?[\s!.?]*$",
+    re.I,
+)
+_META = re.compile(
+    r"\b(what (did|have) i (just )?(ask|asked|say|said)|what was my (first|last|previous|earlier) (question|message)|"
+    r"(my|the) (first|last|previous) question|what have we (talked|been talking) about|"
+    r"(summari[sz]e|recap) (our|this|the) (conversation|chat|discussion)|how many questions)\b",
+    re.I,
+)
+_WEB = re.compile(
+    r"\b(search the (web|internet)|on the (web|internet)|google (it|for)|look (it )?up online|"
+    r"latest news|news (about|on)|today'?s (news|weather)|weather (in|for|today)|stock price|right now)\b",
+    re.I,
+)
+
+
+class Classifier(Protocol):
+    def predict(self, text: str) -> Any: ...  # IntentPrediction(label, confidence, scores)
+
+
+@dataclass
+class Route:
+    label: str
+    confidence: float
+    source: str  # classifier | switch | threshold | rules
+    predicted: str = ""  # what the classifier said (before the switch/threshold)
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def rule_intent(text: str) -> str:
+    if _GREETING.match(text):
+        return "greeting"
+    if _META.search(text):
+        return "conversation_meta"
+    if _WEB.search(text):
+        return "web_search"
+    return "rag_search"
+
+
+def route(text: str, *, always_web: bool, classifier: Classifier | None, threshold: float) -> Route:
+    """The path of one turn. Never raises: a failing classifier falls back to the rules."""
+    predicted, confidence, scores, source = "", 0.0, {}, "classifier"
+    if classifier is not None:
+        try:
+            pred = classifier.predict(text)
+            predicted, confidence = str(pred.label), float(pred.confidence)
+            scores = {str(k): round(float(v), 4) for k, v in (getattr(pred, "scores", None) or {}).items()}
+        except Exception as exc:  # noqa: BLE001 - degrade to the rules, the turn goes on
+            log.warning("intent classifier failed (%s); routing by rules", type(exc).__name__)
+            predicted = ""
+    if not predicted or predicted not in LABELS:
+        predicted, confidence, source = rule_intent(text), 1.0, "rules"
+    label = predicted
+    if source == "classifier" and confidence < threshold:
+        label, source = "rag_search", "threshold"
+    if always_web and label in ("rag_search", "web_search"):
+        # the switch routes every *question* to the web; greetings and questions about the
+        # conversation itself still get their own short answers
+        label, source = "web_search", "switch"
+    return Route(label=label, confidence=confidence, source=source, predicted=predicted, scores=scores)

@@ -1,0 +1,339 @@
+"""One turn of the conversation, as a stream of events (see `Assistant.respond`).
+
+audio → Transcript → persona (refusal / about Hark → Done) → intent → follow-up rewrite →
+rag_search: retrieval → Sources → answer stream | web_search: SerpAPI → Sources(kind="web") →
+answer stream | greeting / conversation_meta: a short direct reply → Done(answer, trace).
+
+No stage failure ends the turn: it degrades and says so in a Notice. Cancelling stops the answer
+and ends the turn with what was said so far. Memory is updated and one trace line appended at the
+end of every turn, whatever path it took.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from assistant.components import Components
+from assistant.events import (
+    NOT_KNOWN,
+    Answer,
+    AudioInput,
+    Done,
+    Event,
+    IntentEvent,
+    Notice,
+    Rewritten,
+    Sources,
+    Token,
+    Transcript,
+)
+from assistant.memory import Exchange
+from assistant.meta import greeting_reply, meta_reply
+from assistant.rewrite import FollowUpRewriter, Rewrite
+from assistant.routing import Route, route
+from assistant.session import Session
+from assistant.trace import hit_scores
+from knowledge.types import Hit
+
+log = logging.getLogger(__name__)
+
+STOPPED = "Stopped. That's what I had so far."
+DIDNT_CATCH = "I didn't catch that. Please try again, or type your question."
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 1)
+
+
+class Turn:
+    """The state of one running turn. Use `run()` once."""
+
+    def __init__(self, parts: Components, session: Session, cancel: threading.Event) -> None:
+        self.parts = parts
+        self.cfg = parts.cfg
+        self.session = session
+        self.cancel = cancel
+        self.timings: dict[str, float] = {}
+        self.notices: list[str] = []
+        self.trace: dict[str, Any] = {"turn_id": uuid.uuid4().hex[:12], "session_id": session.id}
+        self.question = ""
+        self.query = ""
+        self.label = ""
+        self.sources: list[Hit] = []
+
+    # ---- the whole turn -----------------------------------------------------------------------
+    def run(self, user_input: str | AudioInput) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        answer: Answer | None = None
+        try:
+            for event in self._stages(user_input):
+                if isinstance(event, Answer):
+                    answer = event
+                    continue
+                if isinstance(event, Notice):
+                    self.notices.append(event.text)
+                yield event
+        except Exception as exc:  # noqa: BLE001 - a bug in one stage must not end the conversation
+            log.exception("turn failed")
+            text = f"Something went wrong while answering ({type(exc).__name__}). Please try again."
+            self.notices.append(text)
+            yield Notice(text, "error")
+        if answer is None:
+            answer = Answer(text=NOT_KNOWN, provider="none", not_known=True)
+        self.timings["total"] = _ms(t0)
+        record = self._finish(answer)
+        yield Done(answer=answer, trace=record)
+
+    def _finish(self, answer: Answer) -> dict[str, Any]:
+        if self.question:
+            self.session.remember(
+                Exchange(
+                    user=self.question,
+                    assistant=answer.text,
+                    intent=self.label,
+                    query=self.query or self.question,
+                    sources=[h.title or h.source_path for h in (answer.cited or self.sources)][:10],
+                )
+            )
+        self.trace.update(
+            question=self.question,
+            query=self.query,
+            provider=answer.provider,
+            not_known=answer.not_known,
+            cancelled=self.cancel.is_set(),
+            answer_chars=len(answer.text),
+            cited=[h.chunk_id for h in answer.cited],
+            timings_ms=self.timings,
+            notices=self.notices,
+            memory=self.session.memory_strategy,
+        )
+        return self.parts.trace.write(self.trace)
+
+    # ---- stages -------------------------------------------------------------------------------
+    def _stages(self, user_input: str | AudioInput) -> Iterator[Event | Answer]:
+        if isinstance(user_input, AudioInput):
+            self.trace["input"] = "audio"
+            text = yield from self._transcribe(user_input)
+            if text is None:
+                return
+        else:
+            self.trace["input"] = "text"
+            text = str(user_input or "")
+        text = " ".join(text.split())
+        if not text:
+            yield Notice("Please type or say a question.", "warning")
+            yield Answer(text="Please type or say a question.", provider="none")
+            return
+        self.question = text
+
+        t = time.perf_counter()
+        persona = self.parts.persona.get().check(text)
+        self.timings["persona"] = _ms(t)
+        if persona is not None:
+            self.label = "refusal" if persona.kind == "refusal" else "persona"
+            self.trace["intent"] = {"label": self.label, "confidence": 1.0, "source": "persona", "topic": persona.topic}
+            yield IntentEvent(self.label, 1.0, source="persona")
+            yield Token(persona.text)
+            yield Answer(text=persona.text, provider="persona")
+            return
+
+        r = self._route(text)
+        yield IntentEvent(r.label, r.confidence, source=r.source)
+        if r.label == "greeting":
+            reply = greeting_reply(text)
+            yield Token(reply)
+            yield Answer(text=reply, provider="greeting")
+            return
+        if r.label == "conversation_meta":
+            t = time.perf_counter()
+            reply, provider = meta_reply(text, self.session.memory, self._complete_or_none())
+            self.timings["meta"] = _ms(t)
+            yield Token(reply)
+            yield Answer(text=reply, provider=provider)
+            return
+
+        self.query = text
+        rw = self._rewrite(text)
+        if rw.rewritten:
+            self.query = rw.query
+            yield Rewritten(original=text, query=rw.query)
+        if self.cancel.is_set():
+            yield Notice(STOPPED)
+            yield Answer(text="", provider="none")
+            return
+
+        evidence: list[Hit] = []
+        relevant = False
+        if r.label == "web_search":
+            evidence, relevant = yield from self._web()
+        if not evidence:
+            evidence, relevant = yield from self._retrieve()
+        self.sources = evidence
+        yield from self._answer(evidence, relevant)
+
+    def _transcribe(self, audio: AudioInput) -> Iterator[Event | Answer]:
+        from models.errors import HarkError
+
+        t = time.perf_counter()
+        transcriber = self.parts.transcriber.get_or_none()
+        if transcriber is None:
+            msg = f"Speech recognition is unavailable ({self.parts.transcriber.error}). Please type your question."
+            yield Notice(msg, "error")
+            yield Answer(text=msg, provider="speech")
+            return None
+        try:
+            if audio.path:
+                result = transcriber.transcribe(audio.path)
+            else:
+                result = transcriber.transcribe(audio.samples, sample_rate=audio.sample_rate)
+        except HarkError as exc:  # SpeechInputError: empty, silent, too short/long, unreadable
+            self.timings["transcribe"] = _ms(t)
+            msg = exc.message if exc.message.lower().startswith("i didn't catch") else DIDNT_CATCH
+            yield Notice(msg, "warning")
+            yield Answer(text=msg, provider="speech")
+            return None
+        except Exception as exc:  # noqa: BLE001 - a decoder bug is still "didn't catch that"
+            log.warning("transcription failed: %s", type(exc).__name__)
+            self.timings["transcribe"] = _ms(t)
+            yield Notice(DIDNT_CATCH, "warning")
+            yield Answer(text=DIDNT_CATCH, provider="speech")
+            return None
+        self.timings["transcribe"] = _ms(t)
+        self.trace["audio_seconds"] = round(float(getattr(result, "duration", 0.0) or 0.0), 2)
+        text = (result.text or "").strip()
+        if not text:
+            yield Notice(DIDNT_CATCH, "warning")
+            yield Answer(text=DIDNT_CATCH, provider="speech")
+            return None
+        yield Transcript(text=text, seconds=float(result.seconds))
+        return text
+
+    def _route(self, text: str) -> Route:
+        t = time.perf_counter()
+        classifier = self.parts.classifier.get_or_none()
+        r = route(
+            text,
+            always_web=self.session.always_web_search,
+            classifier=classifier,
+            threshold=self.cfg.routing.confidence_threshold,
+        )
+        self.timings["intent"] = _ms(t)
+        self.label = r.label
+        self.trace["intent"] = {
+            "label": r.label,
+            "confidence": round(r.confidence, 4),
+            "source": r.source,
+            "predicted": r.predicted,
+        }
+        return r
+
+    def _complete_or_none(self):  # noqa: ANN202 - a callable or None
+        return self.parts.complete if self.parts.llm_available() else None
+
+    def _rewrite(self, text: str) -> Rewrite:
+        if not self.cfg.routing.rewrite_follow_ups:
+            return Rewrite(text, text, "none")
+        t = time.perf_counter()
+        memory = self.session.memory
+        rewriter = FollowUpRewriter(self.parts.complete, self.parts.llm_available)
+        try:
+            rw = rewriter.rewrite(text, memory.last, memory.history(budget=600))
+        except Exception as exc:  # noqa: BLE001 - keep the question as it is
+            log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
+            rw = Rewrite(text, text, "none")
+        self.timings["rewrite"] = _ms(t)
+        self.trace["rewrite"] = {"original": rw.original, "query": rw.query, "method": rw.method, "reason": rw.reason}
+        return rw
+
+    def _web(self) -> Iterator[Event]:
+        t = time.perf_counter()
+        results = self.parts.websearch.get().search(self.query)
+        self.timings["web"] = _ms(t)
+        self.trace["web"] = {"ok": results.ok, "results": len(results.hits)}
+        for n in results.notices:
+            yield Notice(n, "warning")
+        if not results.hits:
+            yield Notice("Answering from your documents instead.")
+            return [], False
+        self.trace["reranked"] = hit_scores(results.hits)
+        yield Sources(hits=results.hits, candidates=[], kind="web")
+        return results.hits, True
+
+    def _retrieve(self) -> Iterator[Event]:
+        t = time.perf_counter()
+        retriever = self.parts.retriever.get_or_none()
+        if retriever is None:
+            self.timings["retrieve"] = _ms(t)
+            yield Notice(f"Your documents can't be searched right now ({self.parts.retriever.error}).", "error")
+            return [], False
+        try:
+            retrieval = retriever.retrieve(self.query)
+        except Exception as exc:  # noqa: BLE001 - degrade: answer without evidence
+            log.warning("retrieval failed: %s", exc)
+            self.timings["retrieve"] = _ms(t)
+            yield Notice(f"Searching your documents failed ({type(exc).__name__}).", "error")
+            return [], False
+        self.timings["retrieve"] = _ms(t)
+        for name, ms in (getattr(retrieval, "timings_ms", None) or {}).items():
+            self.timings[f"retrieve.{name}"] = round(float(ms), 1)
+        for n in getattr(retrieval, "notices", None) or []:
+            yield Notice(str(n), "warning")
+        hits, candidates = list(retrieval.hits), list(retrieval.candidates)
+        self.trace["candidates"] = hit_scores(candidates)
+        self.trace["reranked"] = hit_scores(hits)
+        self.trace["relevant"] = bool(retrieval.relevant)
+        yield Sources(hits=hits, candidates=candidates, kind="documents")
+        return hits, bool(retrieval.relevant)
+
+    def _answer(self, evidence: list[Hit], relevant: bool) -> Iterator[Event | Answer]:
+        t = time.perf_counter()
+        said: list[str] = []
+        final: Answer | None = None
+        answerer = self.parts.answerer.get_or_none() if not self.cancel.is_set() else None
+        if answerer is None and not self.cancel.is_set():
+            yield Notice(f"Answers can't be written right now ({self.parts.answerer.error}).", "error")
+        elif answerer is not None:
+            try:
+                stream = answerer.stream(
+                    self.query,
+                    evidence,
+                    self.session.memory.history(),
+                    profile=self.session.profile,
+                    reasoning=self.session.reasoning,
+                    relevant=relevant,
+                    cancel=self.cancel,
+                )
+                for item in stream:
+                    if isinstance(item, Token):
+                        if "first_token" not in self.timings:
+                            self.timings["first_token"] = _ms(t)
+                        said.append(item.text)
+                        yield item
+                    elif isinstance(item, Answer):
+                        final = item
+                    elif isinstance(item, Notice):
+                        if type(item).__name__ == "Restart":  # the partial answer is void
+                            said.clear()
+                        yield item
+                    if self.cancel.is_set():
+                        break
+            except Exception as exc:  # noqa: BLE001 - keep what was said, say what failed
+                log.exception("the answer stream failed")
+                yield Notice(f"The answer could not be completed ({type(exc).__name__}).", "error")
+        self.timings["answer"] = _ms(t)
+        if final is not None and getattr(final, "trace", None):
+            self.trace["answer"] = final.trace  # profile, reasoning, provider attempts (no keys)
+        if self.cancel.is_set():
+            yield Notice(STOPPED)
+            provider = final.provider if final else "cancelled"
+            yield Answer(text="".join(said), provider=provider, cited=final.cited if final else [])
+            return
+        if final is None:
+            text = "".join(said).strip()
+            final = Answer(text=text or NOT_KNOWN, provider="none", not_known=not text)
+        yield final
