@@ -76,7 +76,7 @@ class RecordedRequest:
     route: str  # openai | groq | gemini
     model: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
     body: dict[str, Any]
     behaviour: Behaviour
     received_at: float  # time.perf_counter()
@@ -124,7 +124,13 @@ class _Handler(BaseHTTPRequestHandler):
             queued = state.scripts.get(model)
             behaviour = queued.popleft() if queued else self.server.default
             rec = RecordedRequest(
-                route, model, self.path, dict(self.headers.items()), body, behaviour, time.perf_counter()
+                route,
+                model,
+                self.path,
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                behaviour,
+                time.perf_counter(),
             )
             state.requests.append(rec)
         if isinstance(behaviour, Fail):
@@ -247,6 +253,13 @@ class _Server(ThreadingHTTPServer):
         super().__init__(addr, _Handler)
         self.state = state
         self.default = default
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a cancelled or abandoned stream) is normal here: stay quiet."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 class LLMServer:

@@ -20,7 +20,9 @@ from assistant.config import ProviderSettings, secret
 log = logging.getLogger(__name__)
 
 Role = Literal["system", "user", "assistant"]
-ErrorKind = Literal["auth", "rate_limit", "server", "timeout", "connection", "truncated", "bad_request", "other"]
+ErrorKind = Literal[
+    "auth", "rate_limit", "server", "timeout", "connection", "truncated", "bad_request", "other"
+]
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,11 @@ class Provider(ABC):
     def available(self) -> bool:
         """Enabled, and its key is present when it needs one."""
         return self.settings.enabled and (not self.needs_key or self.api_key() is not None)
+
+    def prepare(self) -> None:
+        """Import the SDK and build the client (local work, no network). The chain runs it before
+        the first-token clock starts, so a slow first import is not mistaken for a slow provider."""
+        return None
 
     @abstractmethod
     def stream(self, messages: list[Message], options: CallOptions, ctx: CallContext) -> Iterator[str]:

@@ -32,6 +32,7 @@ from assistant.llm.base import CallContext, CallOptions, Message, Provider, Prov
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.05  # how often a waiting chain looks at the cancel event
+PREPARE_SECONDS = 60.0  # bound on importing an SDK and building its client (local work)
 EXTRACTIVE = "extractive"
 
 
@@ -107,6 +108,15 @@ class LLMChain:
     def available(self) -> list[tuple[str, bool]]:
         """(provider name, enabled with its key present) in order; never the key itself."""
         return [(p.name, p.available()) for p in self.providers] + [(EXTRACTIVE, True)]
+
+    def warm_up(self) -> None:
+        """Import the SDKs and build the clients of the usable providers now (optional)."""
+        for p in self.providers:
+            if p.available():
+                try:
+                    p.prepare()
+                except Exception:  # noqa: BLE001 - a provider that cannot even start fails at call time
+                    log.warning("LLM provider %s could not be prepared", p.name)
 
     def cooling_down(self) -> list[str]:
         now = time.monotonic()
@@ -198,7 +208,9 @@ class LLMChain:
     ) -> str | None:
         """The whole text from the first real provider that answers; None when none does."""
         result: ChainResult | None = None
-        for item in self.stream(messages, max_tokens=max_tokens, first_token_timeout=timeout, total_timeout=timeout):
+        for item in self.stream(
+            messages, max_tokens=max_tokens, first_token_timeout=timeout, total_timeout=timeout
+        ):
             if isinstance(item, ChainResult):
                 result = item
         if result is None or not result.provider or result.cancelled:
@@ -222,10 +234,10 @@ class LLMChain:
         worker = threading.Thread(
             target=_pump, args=(provider, messages, options, ctx, q), name=f"llm-{provider.name}", daemon=True
         )
-        t0 = time.monotonic()
+        begun = time.monotonic()
         worker.start()
-        started = False
-        last = t0
+        ready = started = False
+        t0 = last = begun
         chars = 0
         try:
             while True:
@@ -233,7 +245,12 @@ class LLMChain:
                 if cancel is not None and cancel.is_set():
                     attempt.outcome = "cancelled"
                     return
-                deadline = min(t0 + total, last + first_timeout) if started else t0 + first_timeout
+                if not ready:
+                    deadline = begun + PREPARE_SECONDS
+                elif started:
+                    deadline = min(t0 + total, last + first_timeout)
+                else:
+                    deadline = t0 + first_timeout
                 if now >= deadline:
                     attempt.error = "timeout"
                     attempt.outcome = "broken" if started else "failed"
@@ -243,7 +260,10 @@ class LLMChain:
                     kind, value = q.get(timeout=wait)
                 except queue.Empty:
                     continue
-                if kind == "text":
+                if kind == "ready":
+                    ready = True
+                    t0 = last = time.monotonic()  # the provider's clocks start now
+                elif kind == "text":
                     if not started:
                         started = True
                         attempt.first_token_ms = _ms(t0)
@@ -259,7 +279,7 @@ class LLMChain:
                     attempt.outcome = "broken" if started else "failed"
                     return
         finally:
-            attempt.total_ms = _ms(t0)
+            attempt.total_ms = _ms(begun)
             attempt.chars = chars
             if attempt.outcome != "ok":
                 ctx.abort()
@@ -288,8 +308,10 @@ class LLMChain:
 def _pump(
     provider: Provider, messages: list[Message], options: CallOptions, ctx: CallContext, q: queue.SimpleQueue
 ) -> None:
-    """Worker thread: the provider's stream into the queue, then "end" or the error."""
+    """Worker thread: "ready" once the client is built, the stream's chunks, then "end" or the error."""
     try:
+        provider.prepare()
+        q.put(("ready", None))
         for chunk in provider.stream(messages, options, ctx):
             if ctx.stop.is_set():
                 return

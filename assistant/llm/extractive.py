@@ -70,6 +70,7 @@ class ExtractiveAnswerer:
         embed_weight: float = 1.0,
         rank_prior: float = 0.1,
         max_chars: int = 600,
+        min_relative: float = 0.5,
     ) -> None:
         self.max_sentences = max_sentences
         self.max_hits = max_hits
@@ -77,6 +78,7 @@ class ExtractiveAnswerer:
         self.embed_weight = embed_weight
         self.rank_prior = rank_prior
         self.max_chars = max_chars
+        self.min_relative = min_relative  # a sentence below this fraction of the best score is left out
 
     def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
         sentences: list[ScoredSentence] = []
@@ -117,8 +119,9 @@ class ExtractiveAnswerer:
             return NOT_KNOWN
         picked: list[ScoredSentence] = []
         length = 0
+        floor = ranked[0].score * self.min_relative
         for s in ranked:
-            if len(picked) >= self.max_sentences:
+            if len(picked) >= self.max_sentences or s.score < floor:
                 break
             if picked and length + len(s.text) > self.max_chars:
                 continue

@@ -49,6 +49,11 @@ class GeminiProvider(Provider):
                 self._client_fingerprint = fingerprint
             return self._client
 
+    def prepare(self) -> None:
+        key = self.api_key()
+        if key is not None:
+            self._get_client(key)
+
     def stream(self, messages: list[Message], options: CallOptions, ctx: CallContext) -> Iterator[str]:
         from google.genai import errors, types
 
@@ -58,7 +63,9 @@ class GeminiProvider(Provider):
         client = self._get_client(key)
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         contents = [
-            types.Content(role="model" if m.role == "assistant" else "user", parts=[types.Part(text=m.content)])
+            types.Content(
+                role="model" if m.role == "assistant" else "user", parts=[types.Part(text=m.content)]
+            )
             for m in messages
             if m.role != "system"
         ]

@@ -59,6 +59,10 @@ class OpenAICompatProvider(Provider):
                 self._client_fingerprint = fingerprint
             return self._client
 
+    def prepare(self) -> None:
+        self._sdk()
+        self._get_client(self.api_key())
+
     def stream(self, messages: list[Message], options: CallOptions, ctx: CallContext) -> Iterator[str]:
         sdk = self._sdk()
         key = self.api_key()

@@ -86,7 +86,9 @@ class PromptBuilder:
             if self._profiles is not None:
                 return
             profiles = {
-                name: Profile(name, str(e["role"]).strip(), str(e.get("style", "")).strip(), e.get("description", ""))
+                name: Profile(
+                    name, str(e["role"]).strip(), str(e.get("style", "")).strip(), e.get("description", "")
+                )
                 for name, e in _load_yaml(self.directory / "profiles.yaml").items()
             }
             strategies = {
@@ -95,7 +97,9 @@ class PromptBuilder:
                     str(e.get("instructions", "")).strip(),
                     e.get("description", ""),
                     e.get("final_marker"),
-                    tuple(Example(x["question"], x["context"], x["answer"]) for x in e.get("examples", []) or []),
+                    tuple(
+                        Example(x["question"], x["context"], x["answer"]) for x in e.get("examples", []) or []
+                    ),
                 )
                 for name, e in _load_yaml(self.directory / "reasoning.yaml").items()
             }
@@ -123,7 +127,9 @@ class PromptBuilder:
     def strategy(self, name: str | None = None) -> Strategy:
         name = name or self.settings.reasoning
         if name not in self.strategies:
-            raise HarkError(f"unknown reasoning strategy {name!r}", f"choose one of {', '.join(self.strategies)}")
+            raise HarkError(
+                f"unknown reasoning strategy {name!r}", f"choose one of {', '.join(self.strategies)}"
+            )
         return self.strategies[name]
 
     # ------------------------------------------------------------------ assembly
@@ -172,5 +178,7 @@ class PromptBuilder:
         return [Message("system", self.system_prompt(prof, strat)), Message("user", "\n\n".join(user))]
 
     def relevance_messages(self, question: str, evidence: Sequence[Hit]) -> list[Message]:
-        user = f"Context:\n{self.context(evidence)}\n\nQuestion: {question.strip()}\n\nDo the blocks answer it?"
+        user = (
+            f"Context:\n{self.context(evidence)}\n\nQuestion: {question.strip()}\n\nDo the blocks answer it?"
+        )
         return [Message("system", RELEVANCE_SYSTEM), Message("user", user)]

@@ -1,0 +1,213 @@
+"""The answer step of a turn: evidence + question → streamed, grounded, cited answer.
+
+`Answerer.stream(...)` yields `Token`s, `Notice`s and finally exactly one `Answer` (a
+`TracedAnswer`, whose `.trace` holds the per-provider attempts and timings — never a key).
+
+Stream protocol for renderers (the Gradio app, the terminal, `ask --json`):
+- `Token.text` is appended to the answer being shown. Citations in tokens are already filtered
+  and renumbered, so the streamed text matches the final one for the default strategy.
+- `Restart` (a `Notice` subclass, level "warning") means the provider broke off mid-answer: the
+  text streamed so far is void — clear it, show the notice, and append the tokens that follow
+  (the next provider answers from scratch; nothing is glued onto a half answer).
+- The final `Answer.text` is authoritative: show it in place of the streamed text (they differ
+  only for reasoning strategies with a final marker — cot, react — where the answer is the part
+  after "Answer:" — and after a cancel). `Answer.cited` are the cited hits, in the order [1], [2], …
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.config import LLMSettings, PromptSettings
+from assistant.events import NOT_KNOWN, Answer, Notice, Token
+from assistant.grounding import (
+    CitationRewriter,
+    after_marker,
+    has_evidence,
+    is_not_known,
+    parse_relevance,
+    tidy,
+)
+from assistant.llm.chain import ChainResult, LLMChain, Switch
+from assistant.llm.extractive import EmbedFn, ExtractiveAnswerer
+from assistant.prompts.builder import PromptBuilder
+from knowledge.types import Hit
+from models.errors import HarkError
+
+log = logging.getLogger(__name__)
+
+_REASONS = {
+    "auth": "its key was refused",
+    "rate_limit": "it is rate-limited",
+    "server": "it had a server error",
+    "timeout": "it did not answer in time",
+    "connection": "it could not be reached",
+    "truncated": "the connection dropped",
+}
+
+
+@dataclass
+class Restart(Notice):
+    """Discard the partial answer streamed so far; the tokens that follow start the answer again."""
+
+    level: str = "warning"
+
+
+@dataclass
+class TracedAnswer(Answer):
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+class Answerer:
+    """One per app (thread-safe): the chain's provider health is shared by all sessions."""
+
+    def __init__(
+        self,
+        llm_settings: LLMSettings,
+        prompt_settings: PromptSettings,
+        *,
+        chain: LLMChain | None = None,
+        builder: PromptBuilder | None = None,
+        embed: EmbedFn | None = None,
+        min_score: float | None = None,
+    ) -> None:
+        self.llm_settings = llm_settings
+        self.prompt_settings = prompt_settings
+        self.chain = chain or LLMChain(llm_settings)
+        self.builder = builder or PromptBuilder(prompt_settings)
+        self.extractive = ExtractiveAnswerer(max_sentences=llm_settings.extractive_sentences, embed=embed)
+        self.min_score = min_score
+
+    def answer(
+        self, question: str, evidence: Sequence[Hit], history: str = "", **kwargs: Any
+    ) -> TracedAnswer:
+        """The whole answer at once (consumes `stream`)."""
+        result: TracedAnswer | None = None
+        for event in self.stream(question, evidence, history, **kwargs):
+            if isinstance(event, TracedAnswer):
+                result = event
+        assert result is not None
+        return result
+
+    def stream(
+        self,
+        question: str,
+        evidence: Sequence[Hit],
+        history: str = "",
+        *,
+        profile: str | None = None,
+        reasoning: str | None = None,
+        relevant: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Token | Notice | Answer]:
+        t0 = time.monotonic()
+        profile, reasoning, notices = self._choose(profile, reasoning)
+        yield from notices
+        blocks = self.builder.blocks(evidence)
+        trace: dict[str, Any] = {"profile": profile, "reasoning": reasoning, "blocks": len(blocks)}
+
+        if not has_evidence(blocks, relevant, self.min_score):
+            trace["grounding"] = "no_evidence" if not blocks else "below_threshold"
+            yield Token(NOT_KNOWN)
+            yield self._not_known("grounding", trace, t0)
+            return
+        if self.prompt_settings.relevance_check:
+            verdict = self._relevance(question, blocks)
+            trace["relevance_check"] = {True: "yes", False: "no", None: "no_verdict"}[verdict]
+            if verdict is False:
+                yield Token(NOT_KNOWN)
+                yield self._not_known("relevance_check", trace, t0)
+                return
+
+        messages = self.builder.build(question, blocks, history, profile=profile, reasoning=reasoning)
+        rewriter = CitationRewriter(len(blocks))
+        raw: list[str] = []
+        restarts = 0
+        first_token_ms: float | None = None
+        result: ChainResult | None = None
+        for item in self.chain.stream(
+            messages, extractive=lambda: self.extractive.answer(question, blocks), cancel=cancel
+        ):
+            if isinstance(item, str):
+                raw.append(item)
+                out = rewriter.feed(item)
+                if out:
+                    if first_token_ms is None:
+                        first_token_ms = _ms(t0)
+                    yield Token(out)
+            elif isinstance(item, Switch):
+                reason = _REASONS.get(item.reason, "it failed")
+                if item.discard:
+                    restarts += 1
+                    rewriter, raw = CitationRewriter(len(blocks)), []
+                    yield Restart(f"The answer from {item.provider} broke off ({reason}); starting again.")
+                else:
+                    yield Notice(f"{item.provider} is unavailable ({reason}); trying the next provider.")
+            else:
+                result = item
+        tail = rewriter.finish()
+        if tail:
+            yield Token(tail)
+        assert result is not None  # the chain always ends with a ChainResult
+
+        strategy = self.builder.strategy(reasoning)
+        if strategy.final_marker:
+            final = CitationRewriter(len(blocks))
+            text = tidy(final.rewrite(after_marker("".join(raw), strategy.final_marker)))
+        else:
+            final, text = rewriter, tidy(rewriter.text)
+        trace.update(
+            provider=result.provider,
+            attempts=[a.to_dict() for a in result.attempts],
+            restarts=restarts,
+            cancelled=result.cancelled,
+            first_token_ms=first_token_ms,
+        )
+        if result.cancelled:
+            trace["total_ms"] = _ms(t0)
+            yield TracedAnswer(text, result.provider or "cancelled", final.cited_hits(blocks), trace=trace)
+            return
+        if not text or is_not_known(text):
+            yield self._not_known(result.provider, trace, t0)
+            return
+        cited = final.cited_hits(blocks)
+        trace["cited"] = [h.chunk_id for h in cited]
+        trace["total_ms"] = _ms(t0)
+        yield TracedAnswer(text, result.provider, cited, trace=trace)
+
+    # ------------------------------------------------------------------ helpers
+    def _choose(self, profile: str | None, reasoning: str | None) -> tuple[str, str, list[Notice]]:
+        notices: list[Notice] = []
+        try:
+            profile = self.builder.profile(profile).name
+        except HarkError as exc:
+            notices.append(Notice(f"{exc.message}; using the default profile", "warning"))
+            profile = self.builder.profile(None).name
+        try:
+            reasoning = self.builder.strategy(reasoning).name
+        except HarkError as exc:
+            notices.append(Notice(f"{exc.message}; using the default strategy", "warning"))
+            reasoning = self.builder.strategy(None).name
+        return profile, reasoning, notices
+
+    def _relevance(self, question: str, blocks: list[Hit]) -> bool | None:
+        timeout = min(self.llm_settings.first_token_timeout, 10.0)
+        reply = self.chain.complete(
+            self.builder.relevance_messages(question, blocks), max_tokens=4, timeout=timeout
+        )
+        return parse_relevance(reply)
+
+    @staticmethod
+    def _not_known(provider: str, trace: dict[str, Any], t0: float) -> TracedAnswer:
+        trace.setdefault("provider", provider)
+        trace["total_ms"] = _ms(t0)
+        return TracedAnswer(NOT_KNOWN, provider, [], not_known=True, trace=trace)
+
+
+def _ms(t0: float) -> float:
+    return round((time.monotonic() - t0) * 1000.0, 2)
