@@ -79,10 +79,14 @@ def file_sha256(path: Path) -> str:
 
 @dataclass
 class _Pending:
-    files: dict[str, tuple[list[Chunk], np.ndarray]] = field(default_factory=dict)
+    """Parsed files waiting to be embedded (in batches across files) and committed (in groups)."""
+
+    chunks: dict[str, list[Chunk]] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
     infos: list[DocumentInfo] = field(default_factory=list)
     results: list[FileResult] = field(default_factory=list)
-    chunks: int = 0
+    n_chunks: int = 0
+    n_unembedded: int = 0
 
 
 class Ingestor:
@@ -111,7 +115,7 @@ class Ingestor:
         n = len(found.candidates)
         for i, cand in enumerate(found.candidates):
             say(i / max(n, 1), cand.source_path)
-            run.process(cand, lambda f, i=i: say((i + f) / max(n, 1), ""))
+            run.process(cand)
         run.flush()
         run.remove_missing(found.roots, {c.source_path for c in found.candidates})
         run.redo_duplicates(say)
@@ -153,7 +157,7 @@ class _Run:
 
     # ------------------------------------------------------------ one file
 
-    def process(self, cand: Candidate, sub: Progress, force: bool = False) -> None:
+    def process(self, cand: Candidate, force: bool = False) -> None:
         t0 = time.perf_counter()
         sp = cand.source_path
         self.touched.add(sp)
@@ -194,8 +198,8 @@ class _Run:
             return
         chunks = chunk_document(doc, sp, fhash, self.settings.chunk_words, self.settings.overlap_words)
         kept, dups = self._dedup(sp, chunks)
-        vectors = self._embed(kept, sub)
-        status = "added" if old is None and self.stored_counts.get(sp, 0) == 0 else "updated"
+        fresh = old is None or old.status != "indexed"
+        status = "added" if fresh and self.stored_counts.get(sp, 0) == 0 else "updated"
         info = DocumentInfo(
             source_path=sp,
             title=doc.title,
@@ -207,12 +211,18 @@ class _Run:
             duplicates=dups,
         )
         res = FileResult(sp, status, chunks=len(kept), duplicates=dups, reason="; ".join(doc.notes))
-        self.pending.files[sp] = (kept, vectors)
-        self.pending.infos.append(info)
-        self.pending.results.append(res)
-        self.pending.chunks += len(kept)
+        if sp in self.pending.chunks:  # the same relative path under two roots: commit the first
+            self.flush()
+        p = self.pending
+        p.chunks[sp] = kept
+        p.infos.append(info)
+        p.results.append(res)
+        p.n_chunks += len(kept)
+        p.n_unembedded += len(kept)
         res.seconds = time.perf_counter() - t0
-        if self.pending.chunks >= self.settings.write_batch_size:
+        if p.n_unembedded >= self.settings.embed_batch_size:
+            self._embed_pending()
+        if p.n_chunks >= self.settings.write_batch_size:
             self.flush()
 
     def _dedup(self, sp: str, chunks: list[Chunk]) -> tuple[list[Chunk], int]:
@@ -232,16 +242,24 @@ class _Run:
         self.owned[sp] = mine
         return kept, len(chunks) - len(kept)
 
-    def _embed(self, chunks: list[Chunk], sub: Progress) -> np.ndarray:
+    def _embed_pending(self) -> None:
+        """Embed every pending file's chunks not embedded yet, in one batch across files."""
+        p = self.pending
+        todo = [sp for sp in p.chunks if sp not in p.vectors]
+        texts = [c.chunk_text for sp in todo for c in p.chunks[sp]]
+        t0 = time.perf_counter()
         emb = self.ing.embedder
-        if not chunks:
-            return np.zeros((0, emb.dim), dtype=np.float32)
-        bs = self.settings.embed_batch_size
-        parts = []
-        for start in range(0, len(chunks), bs):
-            parts.append(emb.embed_documents([c.chunk_text for c in chunks[start : start + bs]]))
-            sub(min(1.0, (start + bs) / len(chunks)))
-        return np.vstack(parts)
+        vecs = emb.embed_documents(texts) if texts else np.zeros((0, emb.dim), dtype=np.float32)
+        share = (time.perf_counter() - t0) / max(1, len(texts))
+        start = 0
+        for sp in todo:
+            n = len(p.chunks[sp])
+            p.vectors[sp] = vecs[start : start + n]
+            start += n
+        for res in p.results:
+            if res.source_path in todo:
+                res.seconds += share * res.chunks
+        p.n_unembedded = 0
 
     def _not_indexed(self, cand: Candidate, fhash: str, status: str, reason: str, t0: float) -> None:
         sp = cand.source_path
@@ -274,12 +292,13 @@ class _Run:
     def flush(self) -> None:
         """Commit the pending files' chunks in one atomic write, then their manifest entries."""
         p = self.pending
-        if not p.files:
+        if not p.chunks:
             return
+        self._embed_pending()
         t0 = time.perf_counter()
-        self.store.replace_files(p.files)
+        self.store.replace_files({sp: (p.chunks[sp], p.vectors[sp]) for sp in p.chunks})
         self.store.record(p.infos)
-        per_file = (time.perf_counter() - t0) / len(p.files)
+        per_file = (time.perf_counter() - t0) / len(p.chunks)
         for res in p.results:
             res.seconds += per_file
             self.stored_counts[res.source_path] = res.chunks
@@ -295,7 +314,7 @@ class _Run:
         self.report.files = [f for f in self.report.files if f.source_path not in redo]
         for cand in self.deferred:
             say(1.0, f"re-checking duplicates of {cand.source_path}")
-            self.process(cand, lambda _f: None, force=True)
+            self.process(cand, force=True)
         self.flush()
 
     def remove_missing(self, roots: list[Path], present: set[str]) -> None:

@@ -1,0 +1,109 @@
+"""Ingest throughput on the development corpora turned into files, and the cost of an unchanged re-run.
+
+    OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 python -m bench.ingest [--datasets nq_oracle,xquad_en]
+
+Each corpus passage becomes one Markdown file (`# title`, blank line, text) in a temporary folder;
+the bundled all-MiniLM-L6-v2 embeds (window-mean long-text mode, the default). Three runs per corpus:
+first ingest into an empty store, an unchanged re-run (must cost ≤ 5 % of the first), then a re-run
+after editing 1 % of the files. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
+
+
+def write_files(dataset: str, folder: Path, limit: int | None) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(EVAL / dataset / "corpus.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            title = (row.get("title") or "").strip()
+            body = f"# {title}\n\n{row['text']}\n" if title else f"{row['text']}\n"
+            (folder / f"{row['_id']}.md").write_text(body, encoding="utf-8")
+            n += 1
+            if limit and n >= limit:
+                break
+    return n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--datasets", default="nq_oracle,xquad_en")
+    ap.add_argument("--limit", type=int, default=None, help="files per corpus (default: all)")
+    args = ap.parse_args()
+
+    from knowledge.ingest import Ingestor
+    from knowledge.settings import IngestSettings, StoreSettings
+    from knowledge.store import ChunkStore
+    from models.embedder import MiniLMEmbedder
+    from models.settings import EmbedderSettings
+
+    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
+    emb.warm_up()
+    rows = []
+    for name in args.datasets.split(","):
+        with tempfile.TemporaryDirectory(prefix="hark-bench-") as tmp:
+            lib = Path(tmp) / "library"
+            n_files = write_files(name, lib, args.limit)
+            store = ChunkStore.open(str(Path(tmp) / "db"), emb.identity, emb.dim, StoreSettings())
+            ing = Ingestor(store, emb, IngestSettings())
+            t0 = time.perf_counter()
+            first = ing.ingest([lib])
+            t_first = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            again = ing.ingest([lib])
+            t_again = time.perf_counter() - t0
+            changed = sorted(lib.iterdir())[:: max(1, n_files // max(1, n_files // 100))][
+                : max(1, n_files // 100)
+            ]
+            for p in changed:
+                p.write_text(
+                    p.read_text(encoding="utf-8") + "\nEdited for the benchmark.\n", encoding="utf-8"
+                )
+            t0 = time.perf_counter()
+            edit = ing.ingest([lib])
+            t_edit = time.perf_counter() - t0
+            rows.append(
+                (
+                    name,
+                    n_files,
+                    first.chunks_written,
+                    first.totals["failed"] + first.totals["skipped"],
+                    t_first,
+                    n_files / t_first,
+                    first.chunks_written / t_first,
+                    t_again,
+                    t_again / t_first,
+                    again.totals["unchanged"],
+                    len(changed),
+                    t_edit,
+                    edit.totals["updated"],
+                )
+            )
+    print(
+        "| corpus | files | chunks | failed+skipped | first run s | files/s | chunks/s "
+        "| unchanged re-run s | re-run / first | unchanged files | edited files | re-run after edit s | updated |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1f} "
+            f"| {r[7]:.2f} | {100 * r[8]:.1f} % | {r[9]} | {r[10]} | {r[11]:.1f} | {r[12]} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
