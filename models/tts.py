@@ -1,0 +1,217 @@
+"""Text to speech, offline, with eSpeak NG — from pip alone or from the system package.
+
+Two ways to the same synthesiser (see docs/voice.md for why eSpeak NG):
+- `library`: libespeak-ng and its voice data from the `espeakng-loader` wheel (Linux, macOS and
+  Windows wheels on PyPI), driven through ctypes — works on a laptop with nothing but pip.
+- `command`: the `espeak-ng` program (Debian/Ubuntu `espeak-ng`, Homebrew `espeak-ng`), WAV on stdout.
+`auto` tries the library first, then the program. No engine → `TTSUnavailableError` with a hint.
+
+`Synthesiser(TTSSettings).synthesise(text) -> (sample_rate, int16 ndarray)`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import logging
+import shutil
+import subprocess
+import threading
+import wave
+from typing import Protocol
+
+import numpy as np
+
+from models.errors import HarkError
+from models.settings import TTSSettings
+
+log = logging.getLogger(__name__)
+
+# espeak-ng's C API (speak_lib.h)
+_AUDIO_OUTPUT_SYNCHRONOUS = 2
+_INITIALIZE_DONT_EXIT = 0x8000
+_CHARS_UTF8 = 1
+_POS_CHARACTER = 1
+_PARAM_RATE = 1
+_PARAM_WORDGAP = 7
+ESPEAK_RATE = 22050  # eSpeak NG always synthesises at this rate
+_SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+
+
+class TTSUnavailableError(HarkError):
+    """No speech synthesis engine could be found or started."""
+
+
+class TTSError(HarkError):
+    """Synthesis of one text failed."""
+
+
+class _Engine(Protocol):
+    name: str
+
+    def synthesise(self, text: str, voice: str, rate: int, word_gap: int) -> tuple[int, np.ndarray]: ...
+
+
+class _EspeakLibrary:
+    """libespeak-ng in this process. The C library keeps global state (one voice, one callback),
+    so one instance per process serialises every call behind its lock."""
+
+    name = "espeak-ng library (espeakng-loader)"
+
+    def __init__(self) -> None:
+        try:
+            import espeakng_loader  # noqa: PLC0415
+        except ImportError as exc:
+            raise TTSUnavailableError("The espeakng-loader package is not installed.") from exc
+        try:
+            lib = ctypes.CDLL(espeakng_loader.get_library_path())
+            data = espeakng_loader.get_data_path()
+        except (OSError, RuntimeError) as exc:
+            raise TTSUnavailableError(f"libespeak-ng could not be loaded ({exc}).") from exc
+        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        lib.espeak_Initialize.restype = ctypes.c_int
+        lib.espeak_SetSynthCallback.argtypes = [_SynthCallback]
+        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        lib.espeak_Synth.argtypes = [
+            ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int,
+            ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p,
+        ]  # fmt: skip
+        rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, data.encode(), _INITIALIZE_DONT_EXIT)
+        if rate <= 0:
+            raise TTSUnavailableError(f"libespeak-ng did not start (code {rate}).")
+        self._lib = lib
+        self._rate = rate
+        self._chunks: list[np.ndarray] = []
+        self._callback = _SynthCallback(self._collect)  # keep a reference: C holds a raw pointer
+        lib.espeak_SetSynthCallback(self._callback)
+        self._lock = threading.Lock()
+        self._voice: str | None = None
+
+    def _collect(self, wav: ctypes._Pointer, count: int, _events: int) -> int:  # type: ignore[name-defined]
+        if count > 0 and wav:
+            self._chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
+        return 0
+
+    def synthesise(self, text: str, voice: str, rate: int, word_gap: int) -> tuple[int, np.ndarray]:
+        data = text.encode("utf-8") + b"\0"
+        with self._lock:
+            if voice != self._voice:
+                if self._lib.espeak_SetVoiceByName(voice.encode()) != 0:
+                    raise TTSError(f"eSpeak NG has no voice '{voice}'.", "Try tts.voice: en-us")
+                self._voice = voice
+            self._lib.espeak_SetParameter(_PARAM_RATE, rate, 0)
+            self._lib.espeak_SetParameter(_PARAM_WORDGAP, word_gap, 0)
+            self._chunks = []
+            buf = ctypes.create_string_buffer(data)
+            err = self._lib.espeak_Synth(buf, len(data), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
+            self._lib.espeak_Synchronize()
+            chunks, self._chunks = self._chunks, []
+        if err != 0:
+            raise TTSError(f"eSpeak NG could not speak that (code {err}).")
+        samples = np.concatenate(chunks) if chunks else np.zeros(0, np.int16)
+        return self._rate, samples.astype(np.int16, copy=False)
+
+
+class _EspeakCommand:
+    """The `espeak-ng` program, one process per text, WAV read from its stdout."""
+
+    name = "espeak-ng command"
+
+    def __init__(self) -> None:
+        exe = shutil.which("espeak-ng") or shutil.which("espeak")
+        if exe is None:
+            raise TTSUnavailableError("The espeak-ng program is not installed.")
+        self._exe = exe
+
+    def synthesise(self, text: str, voice: str, rate: int, word_gap: int) -> tuple[int, np.ndarray]:
+        cmd = [self._exe, "--stdout", "-b", "1", "-v", voice, "-s", str(rate), "-g", str(word_gap)]
+        try:
+            done = subprocess.run(
+                cmd, input=text.encode("utf-8"), capture_output=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise TTSError(f"espeak-ng failed ({exc}).") from exc
+        if done.returncode != 0 or not done.stdout:
+            msg = done.stderr.decode(errors="replace").strip().splitlines()
+            raise TTSError(f"espeak-ng failed ({msg[0] if msg else f'exit {done.returncode}'}).")
+        return _read_wav(done.stdout)
+
+
+def _read_wav(data: bytes) -> tuple[int, np.ndarray]:
+    """Parse espeak-ng's stdout WAV: streamed, so the header's data size is a placeholder."""
+    with wave.open(io.BytesIO(data)) as w:
+        rate, width, channels = w.getframerate(), w.getsampwidth(), w.getnchannels()
+    tag = data.find(b"data", 12)
+    if width != 2 or tag < 0:
+        raise TTSError("espeak-ng produced audio in an unexpected format.")
+    pcm = data[tag + 8 :]
+    samples = np.frombuffer(pcm[: len(pcm) // 2 * 2], dtype="<i2").astype(np.int16)
+    if channels > 1:
+        samples = samples.reshape(-1, channels)[:, 0].copy()
+    return rate, samples
+
+
+_shared_library: _EspeakLibrary | None = None
+_shared_lock = threading.Lock()
+
+
+def _library() -> _EspeakLibrary:
+    """libespeak-ng is process-global in C; one wrapper guards it for every Synthesiser."""
+    global _shared_library
+    with _shared_lock:
+        if _shared_library is None:
+            _shared_library = _EspeakLibrary()
+        return _shared_library
+
+
+class Synthesiser:
+    """Speech synthesis with the configured engine, chosen lazily on first use."""
+
+    def __init__(self, settings: TTSSettings) -> None:
+        self.settings = settings
+        self._engine: _Engine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def engine_name(self) -> str:
+        return self._get_engine().name
+
+    def available(self) -> bool:
+        try:
+            self._get_engine()
+        except TTSUnavailableError:
+            return False
+        return True
+
+    def _get_engine(self) -> _Engine:
+        if self._engine is not None:
+            return self._engine
+        with self._lock:
+            if self._engine is None:
+                self._engine = self._choose()
+                log.info("speech synthesis: %s", self._engine.name)
+        return self._engine
+
+    def _choose(self) -> _Engine:
+        backend = self.settings.backend
+        order = ["library", "command"] if backend == "auto" else [backend]
+        reasons: list[str] = []
+        for kind in order:
+            try:
+                return _library() if kind == "library" else _EspeakCommand()
+            except TTSUnavailableError as exc:
+                reasons.append(exc.message)
+        raise TTSUnavailableError(
+            "Spoken answers are unavailable: " + " ".join(reasons),
+            "pip install espeakng-loader (see requirements.txt), or install the espeak-ng package; "
+            "or set tts.enabled: false.",
+        )
+
+    def synthesise(self, text: str) -> tuple[int, np.ndarray]:
+        """One text → (sample_rate, mono int16 samples). Empty text gives an empty array."""
+        engine = self._get_engine()
+        if not text.strip():
+            return ESPEAK_RATE, np.zeros(0, np.int16)
+        s = self.settings
+        return engine.synthesise(text, s.voice, s.words_per_minute, s.word_gap)
