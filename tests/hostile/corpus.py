@@ -31,7 +31,7 @@ HOSTILE_NAMES: list[str] = [
     "  spaces  and\ttab .txt",
     "new\nline.txt",
     "-rf --help.txt",
-    "...txt",
+    "a..b...txt",
     "naïve 文件 \u202etxt.exe.md",
     "| touch PWNED_pipe && echo.txt",
     "x" * 240 + ".txt",
