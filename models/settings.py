@@ -54,17 +54,23 @@ class TTSSettings(_Strict):
 
 
 class IntentSettings(_Strict):
-    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"  # or roberta-base, any encoder
     adapter_dir: str = "models/intent_adapter"
     confidence_threshold: float = Field(0.5, ge=0, le=1)
     max_length: int = Field(64, ge=8)
-    # training recipe (LoRA with peft)
-    lora_r: int = 8
-    lora_alpha: int = 16
-    lora_dropout: float = 0.05
+    # training recipe (LoRA with peft); target_modules are attention roles, mapped per architecture
+    lora_r: int = Field(8, ge=1)
+    lora_alpha: int = Field(16, ge=1)
+    lora_dropout: float = Field(0.05, ge=0, lt=1)
     target_modules: list[str] = ["query", "key"]
-    learning_rate: float = 2e-5
-    epochs: int = 3
-    batch_size: int = 16
+    learning_rate: float = Field(2e-5, gt=0)
+    # extra runs of the same recipe at these rates, curves only (for the model card)
+    compare_learning_rates: list[float] = []
+    epochs: int = Field(3, ge=1)
+    batch_size: int = Field(16, ge=1)
     seed: int = 42
-    dataset_rows: int = 4000
+    dataset_rows: int = Field(4000, ge=100)
+    validation_fraction: float = Field(0.1, gt=0, lt=0.5)  # of the train split, picks the best epoch
+    train_threads: int = Field(2, ge=1)
+    data_dir: str = "data/intent"  # generated train.csv / test.csv
+    external_file: str = "models/intent_external.csv"

