@@ -69,7 +69,9 @@ def main() -> int:
     from peft import PeftModel
     from transformers import AutoModelForSequenceClassification
 
-    base = AutoModelForSequenceClassification.from_pretrained(base_model_path(settings), num_labels=len(clf.labels))
+    base = AutoModelForSequenceClassification.from_pretrained(
+        base_model_path(settings), num_labels=len(clf.labels)
+    )
     unmerged = PeftModel.from_pretrained(base, str(clf.adapter_dir)).eval()
     tok = clf._tokenizer
 
@@ -81,15 +83,25 @@ def main() -> int:
     batch = 32
     chunks = [texts[i : i + batch] for i in range(0, len(texts), batch) if len(texts[i : i + batch]) == batch]
 
-    print(f"intent classifier: {settings.base_model} + {settings.adapter_dir}; load {load_s:.2f} s; "
-          f"{len(texts)} queries × {args.repeats}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"intent classifier: {settings.base_model} + {settings.adapter_dir}; load {load_s:.2f} s; "
+        f"{len(texts)} queries × {args.repeats}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}"
+    )
     print("| variant | torch threads | p50 ms/query | p90 ms/query | mean ms/query | calls |")
     print("|---|---|---|---|---|---|")
     for n in args.threads:
         torch.set_num_threads(n)
-        print(_row("predict(), adapter merged (shipped)", n, _times(clf.predict, texts, args.repeats)), flush=True)
-        print(_row("adapter unmerged (peft wrapper)", n, _times(predict_unmerged, texts, args.repeats)), flush=True)
-        bt = _times(lambda i: clf.predict_batch(chunks[int(i)]), [str(i) for i in range(len(chunks))], args.repeats)
+        print(
+            _row("predict(), adapter merged (shipped)", n, _times(clf.predict, texts, args.repeats)),
+            flush=True,
+        )
+        print(
+            _row("adapter unmerged (peft wrapper)", n, _times(predict_unmerged, texts, args.repeats)),
+            flush=True,
+        )
+        bt = _times(
+            lambda i: clf.predict_batch(chunks[int(i)]), [str(i) for i in range(len(chunks))], args.repeats
+        )
         print(_row(f"predict_batch({batch}), per query", n, bt, per=batch), flush=True)
     return 0
 

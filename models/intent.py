@@ -53,8 +53,12 @@ class IntentEvalResult:
     errors: list[tuple[str, str, str]]  # (text, true, predicted)
 
     def as_json(self) -> dict[str, Any]:
-        return {"accuracy": self.accuracy, "macro_f1": self.macro_f1, "labels": self.labels,
-                "confusion": self.confusion}
+        return {
+            "accuracy": self.accuracy,
+            "macro_f1": self.macro_f1,
+            "labels": self.labels,
+            "confusion": self.confusion,
+        }
 
 
 def base_model_path(settings: IntentSettings) -> str:

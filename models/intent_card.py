@@ -14,7 +14,9 @@ _SHORT = {"rag_search": "rag", "web_search": "web", "greeting": "greet", "conver
 def _confusion(m: dict[str, Any]) -> list[str]:
     names = [_SHORT.get(lab, lab) for lab in m["labels"]]
     rows = ["| true \\ predicted | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    rows += [f"| {n} | " + " | ".join(str(v) for v in r) + " |" for n, r in zip(names, m["confusion"], strict=True)]
+    rows += [
+        f"| {n} | " + " | ".join(str(v) for v in r) + " |" for n, r in zip(names, m["confusion"], strict=True)
+    ]
     return rows
 
 
@@ -123,8 +125,8 @@ def render(r: TrainReport) -> str:
         "- English only; the training data is synthetic and the external file was written by the same team,",
         "  so real traffic will contain phrasings neither covers.",
         "- General-knowledge questions are `rag_search` by design (answered from the library); a question is",
-        "  `web_search` when it needs live data or asks for the web. Questions that mix both (\"is the rent in",
-        "  my lease above the current average?\") have no single right label.",
+        '  `web_search` when it needs live data or asks for the web. Questions that mix both ("is the rent in',
+        '  my lease above the current average?") have no single right label.',
         "- Confidence is a softmax score, not a calibrated probability.",
         "",
         "## Reproduce",

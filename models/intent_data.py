@@ -33,24 +33,77 @@ _SLOT = re.compile(r"\{(\w+)\}")
 
 # word (or phrase) → casual spellings people actually type
 _CASUAL: dict[str, tuple[str, ...]] = {
-    "you": ("u", "ya"), "your": ("ur", "yr"), "you're": ("ur", "youre"), "are": ("r",),
-    "please": ("pls", "plz", "pleas"), "what's": ("whats", "wats"), "what": ("wat", "wht"),
-    "about": ("abt", "bout"), "thanks": ("thx", "thnx", "tnx"), "thank you": ("thank u", "ty"),
-    "tomorrow": ("tmrw", "tmr", "tomorow"), "right now": ("rn", "rite now"), "because": ("cuz", "bc"),
-    "i'm": ("im",), "don't": ("dont",), "doesn't": ("doesnt",), "can't": ("cant",), "won't": ("wont",),
-    "it's": ("its",), "let's": ("lets",), "how's": ("hows",), "who's": ("whos",), "there's": ("theres",),
-    "going to": ("gonna",), "want to": ("wanna",), "people": ("ppl",), "message": ("msg",),
-    "documents": ("docs",), "document": ("doc",), "information": ("info",), "before": ("b4",),
-    "tonight": ("tonite", "2nite"), "the": ("teh", "th"), "question": ("q", "qn"), "okay": ("k", "kk"),
-    "something": ("smth", "sth"), "and": ("n", "&"), "hello": ("helo", "hellooo"), "hey": ("heyy", "hay"),
-    "good": ("gud", "gd"), "night": ("nite",), "see you": ("cya", "see ya"), "weather": ("wether", "weathr"),
-    "really": ("rly",), "know": ("kno",), "for": ("4",), "to": ("2",), "with": ("w/",),
-    "summarize": ("summarise", "summerize", "sumarize"), "definitely": ("def",),
+    "you": ("u", "ya"),
+    "your": ("ur", "yr"),
+    "you're": ("ur", "youre"),
+    "are": ("r",),
+    "please": ("pls", "plz", "pleas"),
+    "what's": ("whats", "wats"),
+    "what": ("wat", "wht"),
+    "about": ("abt", "bout"),
+    "thanks": ("thx", "thnx", "tnx"),
+    "thank you": ("thank u", "ty"),
+    "tomorrow": ("tmrw", "tmr", "tomorow"),
+    "right now": ("rn", "rite now"),
+    "because": ("cuz", "bc"),
+    "i'm": ("im",),
+    "don't": ("dont",),
+    "doesn't": ("doesnt",),
+    "can't": ("cant",),
+    "won't": ("wont",),
+    "it's": ("its",),
+    "let's": ("lets",),
+    "how's": ("hows",),
+    "who's": ("whos",),
+    "there's": ("theres",),
+    "going to": ("gonna",),
+    "want to": ("wanna",),
+    "people": ("ppl",),
+    "message": ("msg",),
+    "documents": ("docs",),
+    "document": ("doc",),
+    "information": ("info",),
+    "before": ("b4",),
+    "tonight": ("tonite", "2nite"),
+    "the": ("teh", "th"),
+    "question": ("q", "qn"),
+    "okay": ("k", "kk"),
+    "something": ("smth", "sth"),
+    "and": ("n", "&"),
+    "hello": ("helo", "hellooo"),
+    "hey": ("heyy", "hay"),
+    "good": ("gud", "gd"),
+    "night": ("nite",),
+    "see you": ("cya", "see ya"),
+    "weather": ("wether", "weathr"),
+    "really": ("rly",),
+    "know": ("kno",),
+    "for": ("4",),
+    "to": ("2",),
+    "with": ("w/",),
+    "summarize": ("summarise", "summerize", "sumarize"),
+    "definitely": ("def",),
 }
 _CASUAL_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _CASUAL), key=len, reverse=True)) + r")\b")
 _KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
-_PREFIXES = ("hey, ", "hi, ", "ok ", "ok so ", "so ", "um ", "hark, ", "btw ", "also ", "and ",
-             "one more thing: ", "hmm ", "quick q: ", "ok next, ", "right, ", "yo ")
+_PREFIXES = (
+    "hey, ",
+    "hi, ",
+    "ok ",
+    "ok so ",
+    "so ",
+    "um ",
+    "hark, ",
+    "btw ",
+    "also ",
+    "and ",
+    "one more thing: ",
+    "hmm ",
+    "quick q: ",
+    "ok next, ",
+    "right, ",
+    "yo ",
+)
 _SUFFIXES = (" please", " pls", " thanks", " thx", " asap", " real quick", " for me", " again")
 
 
@@ -129,7 +182,9 @@ def add_noise(text: str, label: str, rng: random.Random) -> str:
     if label != "greeting" and rng.random() < 0.08:
         text += rng.choice(_SUFFIXES)
     if rng.random() < 0.45:
-        text = _CASUAL_RE.sub(lambda m: rng.choice(_CASUAL[m.group(1)]) if rng.random() < 0.5 else m.group(1), text)
+        text = _CASUAL_RE.sub(
+            lambda m: rng.choice(_CASUAL[m.group(1)]) if rng.random() < 0.5 else m.group(1), text
+        )
     if rng.random() < 0.3:
         text = text.replace("'", "")
     n_typos = rng.choices((0, 1, 2), weights=(0.6, 0.3, 0.1))[0]
@@ -149,7 +204,9 @@ def add_noise(text: str, label: str, rng: random.Random) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def generate(rows: int, seed: int, spec: dict[str, Any] | None = None, noise: bool = True) -> list[IntentExample]:
+def generate(
+    rows: int, seed: int, spec: dict[str, Any] | None = None, noise: bool = True
+) -> list[IntentExample]:
     """`rows` unique examples (rounded up to a multiple of four), equally many per label."""
     spec = spec or load_templates()
     rng = random.Random(seed)
@@ -232,5 +289,8 @@ if __name__ == "__main__":  # python -m models.intent_data OUT_DIR [ROWS] [SEED]
 
     logging.basicConfig(level=logging.INFO)
     args = sys.argv[1:]
-    build_dataset(int(args[1]) if len(args) > 1 else 4000, int(args[2]) if len(args) > 2 else 42,
-                  Path(args[0] if args else "data/intent"))
+    build_dataset(
+        int(args[1]) if len(args) > 1 else 4000,
+        int(args[2]) if len(args) > 2 else 42,
+        Path(args[0] if args else "data/intent"),
+    )

@@ -81,7 +81,8 @@ class _Rows:
         enc = tokenizer([e.text for e in examples], truncation=True, max_length=max_length)
         label_id = {lab: i for i, lab in enumerate(LABELS)}
         self.items = [
-            {**{k: enc[k][i] for k in enc.keys()}, "labels": label_id[e.label]} for i, e in enumerate(examples)
+            {**{k: enc[k][i] for k in enc.keys()}, "labels": label_id[e.label]}
+            for i, e in enumerate(examples)
         ]
 
     def __len__(self) -> int:
@@ -207,7 +208,11 @@ def _latency(classifier: IntentClassifier, texts: list[str], repeats: int = 3) -
             classifier.predict(t)
             times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    return {"p50": statistics.median(times), "p90": times[int(0.9 * (len(times) - 1))], "n": float(len(times))}
+    return {
+        "p50": statistics.median(times),
+        "p90": times[int(0.9 * (len(times) - 1))],
+        "n": float(len(times)),
+    }
 
 
 def train(settings: IntentSettings, base_dir: Path) -> TrainReport:
@@ -254,7 +259,9 @@ def train(settings: IntentSettings, base_dir: Path) -> TrainReport:
         machine=f"{platform.processor() or platform.machine()}, torch threads {torch.get_num_threads()}",
         external_overlap=overlap,
     )
-    (adapter_dir / "training_log.json").write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
+    (adapter_dir / "training_log.json").write_text(
+        json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8"
+    )
     write_model_card(report, adapter_dir / "MODEL_CARD.md")
     return report
 
