@@ -48,7 +48,7 @@ def ingested(tmp_path_factory, minilm):
     lib, cwd = root / "library", root / "cwd"
     cwd.mkdir()
     (root / "outside.txt").write_text("a file beside the library")
-    files = build_bad_corpus(lib, max_file_mb=MAX_FILE_MB, long_line_mb=0.5, bomb_bytes=1 << 20)
+    files = build_bad_corpus(lib, max_file_mb=MAX_FILE_MB, long_line_mb=0.2, bomb_bytes=1 << 20)
     bomb = next(f for f in files if f.kind == "zip_bomb_docx")
     bomb.path.unlink()  # the real 2 GiB bomb runs in a watched child process (test below)
     files = [f for f in files if f.kind != "zip_bomb_docx"]
