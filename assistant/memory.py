@@ -185,6 +185,12 @@ class ConversationMemory:
             self._exchanges.append(exchange)
             self._fold()
 
+    def note_question(self, question: str) -> None:
+        """Record only that a question was asked (refused requests: never summarised, never in a prompt)."""
+        with self._lock:
+            if self._strategy != "none":
+                self._questions.append(question)
+
     def clear(self) -> None:
         with self._lock:
             self._exchanges.clear()

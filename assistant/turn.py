@@ -90,7 +90,10 @@ class Turn:
         yield Done(answer=answer, trace=record)
 
     def _finish(self, answer: Answer) -> dict[str, Any]:
-        if self.question:
+        if self.question and self.label == "refusal":
+            # a refused request never goes into a prompt or an LLM summary
+            self.session.memory.note_question(self.question)
+        elif self.question:
             self.session.remember(
                 Exchange(
                     user=self.question,
