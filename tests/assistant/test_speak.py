@@ -1,0 +1,135 @@
+"""assistant/speak.py: sentences from a token stream, cleaned for speech, spoken as they complete."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from assistant.speak import SentenceSplitter, clean_for_speech, speak_stream
+from models.settings import TTSSettings
+from models.tts import Synthesiser
+
+ANSWER = (
+    "**Answer:** Dr. Smith says the notice period is 3.5 months [1]. It starts on the first day, "
+    "e.g. the 1st of May.[2] Is that clear? Yes!\n"
+    "- Pay the rent by the 5th.\n"
+    "- Keep the receipts\n\n"
+    "1. First step\n2. Second step\n"
+    "See [the lease](http://example.com/lease.pdf) or https://example.com for more, etc. The end... "
+    "J. R. R. Tolkien wrote at 3 p.m. on Mondays [3][4]. Done"
+)
+EXPECTED = [
+    "Answer: Dr. Smith says the notice period is 3.5 months.",
+    "It starts on the first day, e.g. the 1st of May.",
+    "Is that clear?",
+    "Yes!",
+    "Pay the rent by the 5th.",
+    "Keep the receipts",
+    "First step",
+    "Second step",
+    "See the lease or the link for more, etc.",
+    "The end...",
+    "J. R. R. Tolkien wrote at 3 p.m. on Mondays.",
+    "Done",
+]
+
+
+def _split(chunks: list[str]) -> list[str]:
+    s = SentenceSplitter()
+    out = [sentence for c in chunks for sentence in s.feed(c)]
+    return out + s.flush()
+
+
+def test_whole_text():
+    assert _split([ANSWER]) == EXPECTED
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_chunk_boundaries_anywhere_give_the_same_sentences(seed):
+    rng = random.Random(seed)
+    chunks, i = [], 0
+    while i < len(ANSWER):
+        n = rng.choice([1, 1, 2, 3, 5, 8, 13])
+        chunks.append(ANSWER[i : i + n])
+        i += n
+    assert _split(chunks) == EXPECTED
+
+
+def test_one_character_at_a_time():
+    assert _split(list(ANSWER)) == EXPECTED
+
+
+def test_a_sentence_is_released_only_when_the_next_character_arrives():
+    s = SentenceSplitter()
+    assert s.feed("The rate is 3.") == []  # could still become "3.5"
+    assert s.feed("5 percent. Then") == ["The rate is 3.5 percent."]
+    assert s.feed(" more") == []
+    assert s.feed(" [1") == []
+    assert s.feed("].") == []
+    assert s.feed(" ") == ["Then more."]
+    assert s.flush() == []
+
+
+def test_citations_and_markdown_are_never_spoken():
+    spoken = " ".join(_split([ANSWER]))
+    for symbol in ("[", "]", "*", "#", "http", "(", "`"):
+        assert symbol not in spoken
+    assert clean_for_speech("## Sources [1][2]") == "Sources"
+    assert clean_for_speech("[1]") == ""
+    assert clean_for_speech("Use `launch.py` with __care__ | col 2 |") == "Use launch.py with care, col 2,"
+
+
+def test_abbreviation_before_capital_ends_a_sentence_only_when_it_must():
+    assert _split(["Bring pens, paper, etc. The exam starts at nine."]) == [
+        "Bring pens, paper, etc.",
+        "The exam starts at nine.",
+    ]
+    assert _split(["Cats, dogs etc. are allowed."]) == ["Cats, dogs etc. are allowed."]
+    assert _split(["Mr. and Mrs. Dashwood vs. the Ferrars, cf. chapter 2."]) == [
+        "Mr. and Mrs. Dashwood vs. the Ferrars, cf. chapter 2."
+    ]
+
+
+def test_a_long_run_without_full_stop_is_cut_at_a_comma():
+    clause = "the landlord may keep part of the deposit for damage beyond normal wear"
+    text = ", ".join([clause] * 8) + "."
+    out = _split([text])
+    assert len(out) >= 2
+    assert all(len(s) <= 300 for s in out)
+    assert " ".join(out).replace(",", "").split() == text.replace(",", "").split()
+
+
+class _Consumption:
+    """A token stream that records how many tokens have been taken from it."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.taken = 0
+
+    def __iter__(self):
+        for tok in self.tokens:
+            self.taken += 1
+            yield tok
+
+
+def test_first_sentence_is_spoken_before_the_stream_ends():
+    tokens = ["The notice", " period is", " three months.", " You must", " give it", " in writing", " to the",
+              " landlord.", " Keep", " a copy", " of the", " letter."]  # fmt: skip
+    stream = _Consumption(tokens)
+    audio = speak_stream(stream, Synthesiser(TTSSettings()))
+    rate, first = next(audio)
+    assert stream.taken == 4  # "three months." is confirmed by the space of the fourth token
+    assert rate == 22050 and first.dtype == np.int16 and len(first) > rate  # > 1 s of speech
+    rest = list(audio)
+    assert stream.taken == len(tokens)
+    assert len(rest) == 2
+
+
+def test_a_broken_synthesiser_makes_the_answer_silent_not_broken(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no espeak-ng program
+    stream = _Consumption(["One. ", "Two. ", "Three."])
+    out = list(speak_stream(stream, Synthesiser(TTSSettings(backend="command"))))
+    assert out == []
+    assert stream.taken == 3
