@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from knowledge.loaders import Block, LoadedDocument
 from knowledge.types import Chunk
@@ -40,14 +40,7 @@ class _Piece:
     words: list[str]
     page: int | None
     section: str
-
-
-@dataclass
-class _Building:
-    words: list[str] = field(default_factory=list)
-    pages: set[int] = field(default_factory=set)
-    section: str = ""
-    fresh_words: int = 0  # words not carried over from the previous chunk
+    is_title: bool = False
 
 
 def _pieces(blocks: list[Block], limit: int, overlap: int) -> list[_Piece]:
@@ -59,7 +52,7 @@ def _pieces(blocks: list[Block], limit: int, overlap: int) -> list[_Piece]:
         if not words:
             continue
         if len(words) <= limit:
-            out.append(_Piece(words, b.page, b.section))
+            out.append(_Piece(words, b.page, b.section, b.kind == "title"))
             continue
         for start in range(0, len(words), step):
             out.append(_Piece(words[start : start + limit], b.page, b.section))
@@ -71,36 +64,43 @@ def _pieces(blocks: list[Block], limit: int, overlap: int) -> list[_Piece]:
 def chunk_blocks(
     blocks: list[Block], chunk_words: int = 500, overlap_words: int = 50
 ) -> list[tuple[str, list[int], str]]:
-    """(text, pages, section) per chunk. Pure function of the blocks and the two sizes."""
+    """(text, pages, section) per chunk. Pure function of the blocks and the two sizes.
+
+    A heading never ends a chunk: trailing headings move to the next chunk with the text they head.
+    """
     overlap = min(overlap_words, chunk_words // 2)
-    pieces = _pieces(blocks, chunk_words, overlap)
     chunks: list[tuple[str, list[int], str]] = []
-    cur = _Building()
-    paragraphs: list[str] = []
+    carry: list[str] = []  # overlap words from the previous chunk
+    cur: list[_Piece] = []
 
-    def flush() -> None:
-        nonlocal cur, paragraphs
-        if cur.fresh_words:
-            chunks.append(("\n\n".join(paragraphs).strip(), sorted(cur.pages), cur.section))
-        tail = cur.words[-overlap:] if overlap else []
-        cur = _Building(words=list(tail), pages=set(), section="")
-        paragraphs = [" ".join(tail)] if tail else []
+    def size() -> int:
+        return len(carry) + sum(len(p.words) for p in cur)
 
-    for piece in pieces:
-        if cur.fresh_words and len(cur.words) + len(piece.words) > chunk_words:
-            flush()
-        if len(cur.words) + len(piece.words) > chunk_words:  # the overlap tail must give way
-            keep = max(0, chunk_words - len(piece.words))
-            cur.words = cur.words[len(cur.words) - keep :] if keep else []
-            paragraphs = [" ".join(cur.words)] if cur.words else []
-        if not cur.fresh_words:
-            cur.section = piece.section
-        cur.words.extend(piece.words)
-        cur.fresh_words += len(piece.words)
-        if piece.page is not None:
-            cur.pages.add(piece.page)
-        paragraphs.append(" ".join(piece.words))
-    flush()
+    def emit() -> None:
+        nonlocal carry, cur
+        parts = ([" ".join(carry)] if carry else []) + [" ".join(p.words) for p in cur]
+        pages = sorted({p.page for p in cur if p.page is not None})
+        chunks.append(("\n\n".join(parts).strip(), pages, cur[0].section))
+        all_words = carry + [w for p in cur for w in p.words]
+        carry = all_words[-overlap:] if overlap else []
+        cur = []
+
+    for piece in _pieces(blocks, chunk_words, overlap):
+        if cur and size() + len(piece.words) > chunk_words:
+            moved: list[_Piece] = []
+            while len(cur) > 1 and cur[-1].is_title:
+                moved.insert(0, cur.pop())
+            emit()
+            cur = moved
+        if size() + len(piece.words) > chunk_words:  # the overlap gives way to new text
+            keep = max(0, chunk_words - len(piece.words) - sum(len(p.words) for p in cur))
+            carry = carry[len(carry) - keep :] if keep else []
+        if cur and size() + len(piece.words) > chunk_words:
+            emit()
+            carry = []
+        cur.append(piece)
+    if cur:
+        emit()
     return chunks
 
 

@@ -1,0 +1,101 @@
+"""Chunking: sizes, overlap, splitting only oversized blocks, dropped chunks, metadata, hashes."""
+
+from __future__ import annotations
+
+from knowledge.chunking import chunk_blocks, chunk_document, normalise_text, text_hash
+from knowledge.loaders import Block, LoadedDocument
+from tests.knowledge.docs_factory import words
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_small_blocks_are_aggregated_up_to_the_limit() -> None:
+    blocks = [Block(words(30, f"b{i}x"), page=1) for i in range(10)]  # 300 words
+    chunks = chunk_blocks(blocks, chunk_words=100, overlap_words=10)
+    for text, _, _ in chunks:
+        assert len(_words(text)) <= 100
+    # every word of every block is in some chunk, in order
+    joined = [w for text, _, _ in chunks for w in _words(text)]
+    for i in range(10):
+        assert f"b{i}x0" in joined and f"b{i}x29" in joined
+    # blocks are never split when they fit: each block's words appear contiguously in one chunk
+    for i in range(10):
+        block = words(30, f"b{i}x")
+        assert any(block in text for text, _, _ in chunks)
+
+
+def test_overlap_carries_the_last_words_of_the_previous_chunk() -> None:
+    blocks = [Block(words(60, f"p{i}w")) for i in range(4)]
+    chunks = chunk_blocks(blocks, chunk_words=100, overlap_words=10)
+    assert len(chunks) >= 3
+    for (prev, _, _), (nxt, _, _) in zip(chunks, chunks[1:], strict=False):
+        assert _words(nxt)[:10] == _words(prev)[-10:]
+
+
+def test_only_an_oversized_block_is_split() -> None:
+    big = Block(words(250, "big"))
+    small = Block("a short closing paragraph")
+    chunks = chunk_blocks([big, small], chunk_words=100, overlap_words=20)
+    assert all(len(_words(t)) <= 100 for t, _, _ in chunks)
+    big_words = [w for t, _, _ in chunks for w in _words(t) if w.startswith("big")]
+    assert set(big_words) == {f"big{i}" for i in range(250)}
+    assert "a short closing paragraph" in chunks[-1][0]
+
+
+def test_pages_and_section_follow_the_blocks() -> None:
+    blocks = [
+        Block("Intro", "title", 1, "Intro"),
+        Block(words(40, "one"), "text", 1, "Intro"),
+        Block("Costs", "title", 2, "Costs"),
+        Block(words(40, "two"), "text", 2, "Costs"),
+        Block(words(40, "three"), "text", 3, "Costs"),
+    ]
+    chunks = chunk_blocks(blocks, chunk_words=60, overlap_words=5)
+    assert chunks[0][1] == [1] and chunks[0][2] == "Intro"
+    assert not chunks[0][0].endswith("Costs")  # a heading moves on with the text it heads
+    assert "Costs\n\ntwo0" in chunks[1][0] and chunks[1][2] == "Costs"
+    last_text, last_pages, last_section = chunks[-1]
+    assert "three39" in last_text and 3 in last_pages and last_section == "Costs"
+
+
+def test_title_only_and_empty_chunks_are_dropped_and_ids_are_stable() -> None:
+    doc = LoadedDocument(
+        title="Rental Agreement",
+        blocks=[Block("Rental agreement!", "title"), Block("   ")],
+    )
+    assert chunk_document(doc, "lease.md", "h1") == []
+    doc.blocks.append(Block("The notice period is three months."))
+    a = chunk_document(doc, "lease.md", "h1", chunk_words=3, overlap_words=0)
+    b = chunk_document(doc, "lease.md", "h1", chunk_words=3, overlap_words=0)
+    assert [c.chunk_id for c in a] == [c.chunk_id for c in b]
+    assert len({c.chunk_id for c in a}) == len(a)
+    assert normalise_text(a[0].chunk_text) != normalise_text(doc.title)
+    assert all(c.file_hash == "h1" and c.source_path == "lease.md" for c in a)
+    other = chunk_document(doc, "other.md", "h1", chunk_words=3, overlap_words=0)
+    assert {c.chunk_id for c in other}.isdisjoint({c.chunk_id for c in a})
+
+
+def test_chunk_metadata_and_tags() -> None:
+    doc = LoadedDocument(
+        title="Trip", blocks=[Block("We go to Lisbon.", page=2, section="Plans")], tags=["travel"]
+    )
+    (c,) = chunk_document(doc, "docs/trip.pdf", "abc")
+    assert (c.title, c.section, c.pages, c.tags) == ("Trip", "Plans", [2], ["travel"])
+    assert c.chunk_preview == c.chunk_text[:200]
+    assert c.text_hash == text_hash("we go to LISBON")
+
+
+def test_normalised_hash_folds_case_whitespace_punctuation() -> None:
+    assert text_hash("Hello,   World!") == text_hash("hello world")
+    assert text_hash("Hello world") != text_hash("Hello word")
+    assert normalise_text("  Ünïcode\u00a0TEXT — ok?") == "ünïcode text ok"
+
+
+def test_default_sizes_500_and_50() -> None:
+    doc = LoadedDocument(title="t", blocks=[Block(words(1200, "w"))])
+    chunks = chunk_document(doc, "x.txt", "h")
+    sizes = [len(_words(c.chunk_text)) for c in chunks]
+    assert max(sizes) == 500
+    assert _words(chunks[1].chunk_text)[:50] == _words(chunks[0].chunk_text)[-50:]
