@@ -35,6 +35,7 @@ HOSTILE_NAMES: list[str] = [
     "naïve 文件 \u202etxt.exe.md",
     "| touch PWNED_pipe && echo.txt",
     "x" * 240 + ".txt",
+    "esc \x1b[2J\x1b[31mred\x07.txt",
 ]
 
 # Names a browser may send in an upload (the path part must never reach the file system).

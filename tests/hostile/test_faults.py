@@ -1,0 +1,241 @@
+"""Faults: storage that cannot be written (read-only, full), models that cannot load, the CLI's face.
+
+Read-only and full file systems are made honestly with `mount` (a read-only bind mount; a small
+tmpfs) — root's CAP_DAC_OVERRIDE ignores chmod, so permissions alone would prove nothing here. Where
+`mount` is not permitted (a CI runner without privileges) and we are not root, chmod is used for the
+read-only case; the disk-full case then cannot be made and is reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.hostile.corpus import HOSTILE_NAMES
+
+pytestmark = pytest.mark.timeout(240)
+
+V1 = "The storage test codeword is amberfalcon. The office opens at nine in the morning."
+V2 = "The storage test codeword is cobaltheron. The office now opens at ten in the morning."
+
+
+def _can_mount() -> bool:
+    probe = Path(f"/tmp/hark-mount-probe-{uuid.uuid4().hex[:8]}")
+    probe.mkdir()
+    try:
+        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
+                            capture_output=True).returncode == 0
+        if ok:
+            subprocess.run(["umount", str(probe)], check=False)
+        return ok
+    finally:
+        probe.rmdir()
+
+
+CAN_MOUNT = sys.platform == "linux" and _can_mount()
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` becomes read-only for this process (a bind mount; chmod when not root)."""
+    if CAN_MOUNT:
+        subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
+            yield
+        finally:
+            subprocess.run(["umount", str(folder)], check=True)
+    elif os.geteuid() != 0:
+        modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")]}
+        for p in modes:
+            p.chmod(modes[p] & ~0o222)
+        try:
+            yield
+        finally:
+            for p, m in modes.items():
+                p.chmod(m)
+    else:
+        pytest.skip("root without mount permission: a read-only folder cannot be made honestly here")
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str = "24m") -> Iterator[Path]:
+    if not CAN_MOUNT:
+        pytest.skip("mount is not permitted here: a full disk cannot be made honestly")
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """Fill the file system of `folder` to the last byte."""
+    filler = folder / "filler.bin"
+    with open(filler, "wb") as fh:
+        block = b"\0" * (1 << 16)
+        try:
+            while True:
+                fh.write(block)
+                fh.flush()
+        except OSError:
+            pass
+    with contextlib.suppress(OSError), open(filler, "ab") as fh:  # the last partial block
+        while True:
+            fh.write(b"\0")
+            fh.flush()
+    return filler
+
+
+def _library(tmp_path: Path, text: str) -> Path:
+    lib = tmp_path / "library"
+    lib.mkdir(exist_ok=True)
+    (lib / "office.txt").write_text(text)
+    (lib / "other.md").write_text("# Other\n\nThe garden is watered every Tuesday afternoon.\n")
+    return lib
+
+
+def _store(data: Path, minilm):
+    from knowledge.settings import StoreSettings
+    from knowledge.store import ChunkStore
+
+    return ChunkStore.open(str(data / "lancedb"), minilm.identity, minilm.dim, StoreSettings())
+
+
+def _ingest(store, minilm, lib: Path):
+    from knowledge.ingest import Ingestor
+    from knowledge.settings import IngestSettings
+
+    return Ingestor(store, minilm, IngestSettings()).ingest([lib])
+
+
+def _top_text(store, minilm, q: str) -> str:
+    hits = store.search(minilm.embed_query(q), 3)
+    return " ".join(h.chunk_text for h in hits)
+
+
+def _clear_failure(exc_or_report) -> str:
+    """The user-facing text of a failed write: a HarkError's message or the report's reasons."""
+    from models.errors import HarkError
+
+    if isinstance(exc_or_report, HarkError):
+        return str(exc_or_report)
+    return " ".join(f.reason for f in exc_or_report.files if f.status == "failed")
+
+
+def _write_fails_clearly(store, minilm, lib) -> str:
+    from models.errors import HarkError
+
+    try:
+        report = _ingest(store, minilm, lib)
+    except HarkError as exc:
+        msg = str(exc)
+    else:
+        assert report.totals["failed"] >= 1, f"the write did not fail: {report.totals}"
+        msg = _clear_failure(report)
+    assert msg and "Traceback" not in msg and len(msg) < 600, msg
+    return msg
+
+
+def test_read_only_data_dir_gives_a_clear_error_and_keeps_the_index(tmp_path, minilm):
+    data = tmp_path / "data"
+    lib = _library(tmp_path, V1)
+    store = _store(data, minilm)
+    assert _ingest(store, minilm, lib).totals["added"] == 2
+    (lib / "office.txt").write_text(V2)
+    with read_only(data):
+        msg = _write_fails_clearly(store, minilm, lib)
+        low = msg.lower()
+        assert "read-only" in low or "permission" in low or "cannot write" in low or "could not" in low, msg
+        # the index answers searches while the folder is read-only, with the old version
+        assert "amberfalcon" in _top_text(store, minilm, "storage test codeword")
+        reopened = _store(data, minilm)
+        assert "amberfalcon" in _top_text(reopened, minilm, "storage test codeword")
+    # writable again: the re-run completes the job
+    report = _ingest(_store(data, minilm), minilm, lib)
+    assert report.totals["updated"] == 1, report.totals
+    assert "cobaltheron" in _top_text(_store(data, minilm), minilm, "storage test codeword")
+
+
+def test_full_disk_gives_a_clear_error_and_keeps_the_index(tmp_path, minilm):
+    lib = _library(tmp_path, V1)
+    with small_disk(tmp_path / "data") as data:
+        store = _store(data, minilm)
+        assert _ingest(store, minilm, lib).totals["added"] == 2
+        count = store.count()
+        (lib / "office.txt").write_text(V2 + " " + "More words to write. " * 3000)
+        filler = fill(data)
+        msg = _write_fails_clearly(store, minilm, lib)
+        assert "space" in msg.lower() or "full" in msg.lower() or "could not" in msg.lower(), msg
+        reopened = _store(data, minilm)
+        assert reopened.count() == count
+        assert "amberfalcon" in _top_text(reopened, minilm, "storage test codeword")
+        filler.unlink()
+        report = _ingest(_store(data, minilm), minilm, lib)
+        assert report.totals["updated"] == 1, report.totals
+        assert "cobaltheron" in _top_text(_store(data, minilm), minilm, "storage test codeword")
+
+
+# ----------------------------------------------------------------------------- the CLI's face
+
+
+def _config(tmp_path: Path, **blocks: dict) -> Path:
+    cfg = {"embedder": {"backend": "minilm"}, "store": {"data_dir": "data"}, "speech": {"model": "tiny.en"}}
+    for k, v in blocks.items():
+        cfg.setdefault(k, {}).update(v)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def _cli(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "HF_HOME": str(cwd / "hf_home")}  # an empty hub cache: nothing downloaded earlier helps
+    return subprocess.run([sys.executable, str(ROOT / "launch.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_missing_speech_model_offline_is_a_clear_message(tmp_path):
+    from tests.hostile.audio import spoken
+
+    wav = spoken("what time does the office open", tmp_path / "q.wav")
+    cfg = _config(tmp_path, speech={"model": "large-v3"})  # not bundled, not cached, offline
+    r = _cli("transcribe", str(wav), "--config", str(cfg), cwd=tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "Traceback" not in out, out[-3000:]
+    assert "large-v3" in out and ("offline" in out.lower() or "could not be loaded" in out.lower()), out[-2000:]
+
+
+def test_missing_clip_weights_without_fallback_is_a_clear_message(tmp_path):
+    lib = _library(tmp_path, V1)
+    cfg = _config(tmp_path, embedder={"backend": "clip", "offline_fallback": False})
+    r = _cli("ingest", str(lib), "--config", str(cfg), cwd=tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "Traceback" not in out, out[-3000:]
+    assert "clip" in out.lower() or "weights" in out.lower(), out[-2000:]
+
+
+def test_cli_ingest_report_has_no_terminal_escapes(tmp_path):
+    """Hostile file names reach the terminal report as text, never as escape sequences."""
+    lib = tmp_path / "library"
+    lib.mkdir()
+    for i, name in enumerate(HOSTILE_NAMES):
+        (lib / name).write_text(f"Document number {i} about hostile file names.\n")
+    cfg = _config(tmp_path)
+    r = _cli("ingest", str(lib), "--config", str(cfg), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Traceback" not in r.stderr
+    assert "\x1b" not in r.stdout, [line for line in r.stdout.splitlines() if "\x1b" in line]
+    assert not list(tmp_path.rglob("PWNED_*")), "a file name was run by a shell"
