@@ -141,8 +141,10 @@ class Transcriber:
         if seconds < s.min_seconds:
             raise _didnt_catch("the recording was too short to hold a question.")
 
-    def prepare(self, audio: audio_io.AudioLike, sample_rate: int | None = None) -> audio_io.Clip:
+    def prepare(self, audio: audio_io.AudioLike | None, sample_rate: int | None = None) -> audio_io.Clip:
         """Validate and convert; raises SpeechInputError before the costly steps where it can."""
+        if audio is None:
+            raise _didnt_catch("there was no recording.")
         try:
             path, samples, rate = audio_io.split_input(audio, sample_rate)
             if path is not None:
@@ -170,7 +172,9 @@ class Transcriber:
         return clip
 
     # --- recognition ---------------------------------------------------------------------------
-    def transcribe(self, audio: audio_io.AudioLike, sample_rate: int | None = None) -> TranscriptResult:
+    def transcribe(
+        self, audio: audio_io.AudioLike | None, sample_rate: int | None = None
+    ) -> TranscriptResult:
         t0 = time.perf_counter()
         clip = self.prepare(audio, sample_rate)
         model = self._load()

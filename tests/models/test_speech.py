@@ -73,6 +73,14 @@ def test_44k_and_48k_stereo_int16_give_the_same_words(tiny, tmp_path):
         assert {"dashwood", "leisure", "power"} <= set(normalise(text)), text
 
 
+def test_compressed_upload_ogg_vorbis(tiny, tmp_path):
+    clip = librivox_clips()[1]  # "he was not an ill disposed young man"
+    ogg = tmp_path / "upload.ogg"
+    subprocess.run(["sox", str(clip.path), "-r", "48000", "-c", "2", str(ogg)], check=True)
+    text = tiny.transcribe(ogg).text
+    assert {"he", "was", "not", "young", "man"} <= set(normalise(text)), text
+
+
 def test_espeak_question_as_float_array(tiny, tmp_path):
     path = espeak_wav(tmp_path, "what is the notice period in my rental agreement", rate=22050)
     sr, samples = _read_wav(path)
@@ -95,6 +103,11 @@ def test_unusable_audio_gets_a_clear_message(tiny, make, words):
         tiny.transcribe(make(), sample_rate=16000)
     assert err.value.message.startswith("I didn't catch that")
     assert words in err.value.message
+
+
+def test_no_recording_at_all(tiny):
+    with pytest.raises(SpeechInputError, match="I didn't catch that — there was no recording"):
+        tiny.transcribe(None)  # gr.Audio's value when nothing was recorded
 
 
 def test_too_long_is_refused_before_any_work(tmp_path):
