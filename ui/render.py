@@ -32,7 +32,7 @@ def link_citations(text: str, turn: int, n_sources: int) -> str:
         n = int(m.group(1))
         if not 1 <= n <= n_sources:
             return m.group(0)
-        return f'<a class="hark-cite" href="#{anchor_id(turn, n)}" data-src="{anchor_id(turn, n)}">[{n}]</a>'
+        return f'<a class="hark-cite" href="#{anchor_id(turn, n)}">[{n}]</a>'
 
     return _CITE.sub(repl, text)
 
@@ -130,7 +130,7 @@ def status_markdown(status: dict[str, Any]) -> str:
             lines.append(f"⚠️ **Offline fallback in use:** {reason}")
     elif emb:
         lines.append(f"**Embedder:** `{emb}`")
-    if status.get("warning"):
+    if status.get("warning") and not (isinstance(emb, dict) and emb.get("is_fallback")):
         lines.append(f"⚠️ {status['warning']}")
     providers = status.get("providers") or []
     if providers:
@@ -138,12 +138,14 @@ def status_markdown(status: dict[str, Any]) -> str:
         for item in providers:
             name, ok = (item[0], item[1]) if isinstance(item, list | tuple) else (str(item), True)
             shown.append(f"{name} {'✅' if ok else '—'}")
-        lines.append("**LLM providers:** " + ", ".join(shown) + " (extractive answers always available)")
+        lines.append("**Answer providers:** " + ", ".join(shown))
     models = status.get("models_loaded") or status.get("models") or []
     if models:
         if isinstance(models, dict):
             models = [k for k, v in models.items() if v]
         lines.append("**Models loaded:** " + ", ".join(f"`{m}`" for m in models))
+    if status.get("web_search") is not None:
+        lines.append(f"**Web search:** {'available' if status['web_search'] else 'not configured'}")
     if "chunks" in status or "chunk_count" in status:
         lines.append(f"**Chunks indexed:** {status.get('chunks', status.get('chunk_count'))}")
     return "  \n".join(lines) or "Status unavailable."

@@ -106,5 +106,5 @@ def test_status_shows_fallback_warning_and_provider_names_only():
     }
     md = status_markdown(status)
     assert "Offline fallback in use" in md and "CLIP weights unavailable" in md
-    assert "gemini —" in md and "openai ✅" in md
+    assert "gemini —" in md and "openai ✅" in md and "Answer providers" in md
     assert "**Chunks indexed:** 42" in md

@@ -1,0 +1,132 @@
+"""Fixtures for the UI tests: a tiny real library, the real app (real Assistant, MiniLM, whisper
+tiny.en, extractive answers, no LLM keys) served on 127.0.0.1 in this process, and spoken
+questions made with espeak-ng + sox.
+
+The app is started once per test run of this folder (session scope) and shared by the browser
+and the gradio_client tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+log = logging.getLogger(__name__)
+
+ARTIFACTS = ROOT / "tests" / "_artifacts"
+
+DOCS = {
+    "rental_agreement.md": (
+        "# Rental agreement — Flat 4B, 12 Harbour Street\n\n"
+        "The tenant may end this tenancy by giving the landlord a written notice period of two months.\n"
+        "The landlord must give the tenant a notice period of three months.\n\n"
+        "Rent is 950 euros per month, due on the first working day of each month, paid by bank transfer.\n"
+        "The security deposit is 1,900 euros and is returned within 30 days after the keys are handed back.\n"
+    ),
+    "bike_manual.txt": (
+        "Bicycle maintenance manual.\n\n"
+        "Inflate the tyres of the city bike to 4.5 bar. Lubricate the chain every 300 kilometres with a "
+        "dry lubricant. The brake pads should be replaced when the groove on the pad is no longer visible.\n"
+    ),
+    "garden.md": (
+        "# Garden notes\n\n"
+        "Tomatoes are sown indoors in March and planted out after the last frost in mid May.\n"
+        "Water the basil in the morning and never let the pots stand in water.\n"
+    ),
+}
+
+
+@dataclass
+class RunningApp:
+    url: str
+    assistant: object
+    cfg: object
+    library_dir: Path
+    base_dir: Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def speak_to_wav(text: str, out: Path) -> Path:
+    """A spoken question as a 48 kHz mono WAV (ENVIRONMENT.md trap 12: word gaps help tiny.en)."""
+    raw = out.with_suffix(".raw.wav")
+    subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-g", "6", "-w", str(raw), text], check=True)
+    subprocess.run(
+        ["sox", str(raw), "-r", "48000", "-c", "1", "-b", "16", str(out), "pad", "0.3", "0.3"], check=True
+    )
+    raw.unlink()
+    return out
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def spoken_question(tmp_path_factory) -> Path:
+    return speak_to_wav(
+        "what is the notice period in my rental agreement", tmp_path_factory.mktemp("audio") / "question.wav"
+    )
+
+
+@pytest.fixture(scope="session")
+def hark_app(tmp_path_factory):
+    """The real app on a free port; the tiny library is ingested before the page is served."""
+    import os
+
+    from assistant.assistant import Assistant
+    from assistant.config import load_config
+    from models.errors import HarkError
+    from ui.app import build_app, serve
+    from ui.launch_plan import LaunchPlan
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    base = tmp_path_factory.mktemp("hark_app")
+    docs = base / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+
+    cfg = load_config(ROOT / "config.yaml")
+    cfg.embedder.backend = "minilm"
+    cfg.speech.model = "tiny.en"
+    cfg.speech.beam_size = 5  # trap 12: beam 5 hears espeak reliably
+    cfg.intent.adapter_dir = str(ROOT / "models" / "intent_adapter")
+    cfg.ui.max_upload_mb = 1
+    cfg.ui.max_upload_files = 5
+    cfg._base_dir = base
+
+    assistant = Assistant(cfg)
+    try:
+        assistant.warm_up()
+    except HarkError as exc:
+        if (ROOT / "models" / "intent_adapter").exists():
+            raise
+        # not trained yet in this checkout: the Assistant routes by rules, as it does for users
+        log.warning("warm-up without the intent adapter: %s", exc)
+    report = assistant.ingest([docs])
+    assert {f.status for f in report.files} == {"added"}, report
+
+    demo = build_app(assistant, cfg)
+    port = free_port()
+    plan = LaunchPlan(host="127.0.0.1", port=port, share=False, auth=None)
+    url, _ = serve(demo, cfg, plan, block=False)
+    yield RunningApp(
+        url=url, assistant=assistant, cfg=cfg, library_dir=cfg.path(cfg.ui.library_dir), base_dir=base
+    )
+    demo.close()
+    shutil.rmtree(base, ignore_errors=True)

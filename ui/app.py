@@ -1,0 +1,323 @@
+"""The Gradio app: push-to-talk chat with streamed, cited answers, the rerank picture, a document
+library and per-tab settings — all rendered from `Assistant` events (no business logic here).
+
+`build_app(assistant, cfg)` makes the Blocks; `run_app(cfg, share, host, port)` loads the models
+once, then serves. Each browser tab holds its own `ChatState` (and so its own `Session`) in
+`gr.State`; the models and the store are shared by all tabs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+
+from assistant.config import HarkConfig
+from assistant.events import AudioInput
+from models.errors import HarkError
+from ui.assets import CSS, HEAD
+from ui.chat import ChatState, evidence_html, run_turn
+from ui.launch_plan import LaunchPlan, launch_plan
+from ui.library import UploadGuard
+from ui.library_view import LibraryView
+from ui.render import status_markdown
+from ui.speaker import SpeechQueue, speak_sentences
+
+if TYPE_CHECKING:
+    from assistant.assistant import Assistant
+
+log = logging.getLogger(__name__)
+
+MEMORY_CHOICES = ["window", "buffer", "summary", "none"]
+REASONING_CHOICES = ["rag", "cot", "react", "few_shot", "metacognitive"]
+
+
+def _prompt_choices(cfg: HarkConfig) -> tuple[list[str], list[str]]:
+    """(prompt profiles, reasoning strategies) offered in Settings; the defaults when unreadable."""
+    try:
+        from assistant.prompts.builder import PromptBuilder
+
+        builder = PromptBuilder(cfg.prompts)
+        return list(builder.profiles), list(builder.strategies)
+    except Exception:  # noqa: BLE001 - the settings tab still works with the configured names
+        log.warning("could not read the prompt profiles", exc_info=True)
+        return [cfg.prompts.profile], REASONING_CHOICES
+
+
+def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
+    guard = UploadGuard(
+        cfg.path(cfg.ui.library_dir), cfg.ui.max_upload_mb, cfg.ui.max_upload_files, cfg.ingest.extensions
+    )
+    library = LibraryView(assistant, guard)
+    profiles, strategies = _prompt_choices(cfg)
+
+    def ensure(state: ChatState | None) -> ChatState:
+        return state if state is not None else ChatState(session=assistant.new_session())
+
+    def chat_outputs(state: ChatState, clear_box: bool = False, tag: Any = None) -> tuple:
+        view = state.turn_view(None)
+        return (
+            [dict(m) for m in state.messages],
+            "" if clear_box else gr.skip(),
+            evidence_html(view),
+            view.meta if view else "",
+            gr.skip() if tag is None else tag,
+            state,
+        )
+
+    def turn(state: ChatState | None, user_input: str | AudioInput):
+        state = ensure(state)
+        speaking = bool(getattr(state.session, "speak_answers", False))
+        speech = state.speech = SpeechQueue()
+        feed = speech.feed if speaking else None
+        first = True
+        try:
+            for current in run_turn(assistant.respond, state, user_input, on_answer_text=feed):
+                # the first update also changes the turn tag, which starts the audio event
+                yield chat_outputs(
+                    current, clear_box=first, tag=f"{id(state)}-{len(state.turns)}" if first else None
+                )
+                first = False
+        finally:
+            speech.finish()
+
+    def speak(state: ChatState | None):
+        if state is None or not getattr(state.session, "speak_answers", False):
+            return
+        yield from speak_sentences(state.speech.sentences(), assistant.synthesise)
+
+    def ask(text: str, state: ChatState | None):
+        if not (text or "").strip():
+            yield chat_outputs(ensure(state))
+            return
+        yield from turn(state, text.strip())
+
+    def voice(audio: tuple[int, Any] | str | None, state: ChatState | None):
+        if audio is None:
+            gr.Warning("No recording received. Press the microphone, speak, then stop.")
+            yield chat_outputs(ensure(state))
+            return
+        if isinstance(audio, str):
+            user_input = AudioInput(path=audio)
+        else:
+            rate, samples = audio
+            user_input = AudioInput(samples=samples, sample_rate=int(rate))
+        yield from turn(state, user_input)
+
+    def stop(state: ChatState | None) -> None:
+        if state is not None and state.stop():
+            gr.Info("Stopped.")
+
+    def show_turn(state: ChatState | None, evt: gr.SelectData):
+        if state is None:
+            return gr.skip(), gr.skip()
+        index = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+        view = state.turn_view(int(index) if index is not None else None)
+        return evidence_html(view), (view.meta if view else "")
+
+    def setter(attr: str):
+        def set_value(value: Any, state: ChatState | None) -> ChatState:
+            state = ensure(state)
+            setattr(state.session, attr, value)
+            return state
+
+        return set_value
+
+    def on_load(state: ChatState | None):
+        state = ensure(state)
+        s = state.session
+        return (
+            state,
+            bool(getattr(s, "always_web_search", False)),
+            getattr(s, "memory_strategy", cfg.memory.strategy),
+            getattr(s, "reasoning", cfg.prompts.reasoning),
+            getattr(s, "profile", cfg.prompts.profile),
+            bool(getattr(s, "speak_answers", False)),
+            status_text(),
+        )
+
+    def status_text() -> str:
+        try:
+            return status_markdown(assistant.status())
+        except Exception:  # noqa: BLE001 - the status area never breaks the page
+            log.warning("status unavailable", exc_info=True)
+            return "Status unavailable."
+
+    with gr.Blocks(title="Hark") as demo:
+        state = gr.State(None)
+        gr.Markdown("## Hark — ask your documents, by voice or text")
+        with gr.Tabs():
+            with gr.Tab("Chat", id="chat-tab"):
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        chatbot = gr.Chatbot(
+                            elem_id="chat",
+                            height=480,
+                            show_label=False,
+                            feedback_options=None,
+                            placeholder="Ask a question about your documents — type it, or hold the mic.",
+                        )
+                        meta = gr.Markdown(elem_id="meta", elem_classes=["hark-meta"])
+                        with gr.Row():
+                            question = gr.Textbox(
+                                elem_id="question",
+                                show_label=False,
+                                placeholder="Ask about your documents…",
+                                scale=6,
+                                lines=1,
+                                max_lines=6,
+                            )
+                            send = gr.Button("Send", variant="primary", elem_id="send", scale=1, min_width=80)
+                            stop_btn = gr.Button(
+                                "Stop", variant="stop", elem_id="stop", scale=1, min_width=80
+                            )
+                        with gr.Row():
+                            mic = gr.Audio(
+                                sources=["microphone"], type="numpy", elem_id="mic", label="Push to talk"
+                            )
+                            speaker_out = gr.Audio(
+                                streaming=True,
+                                autoplay=True,
+                                interactive=False,
+                                elem_id="speaker",
+                                label="Spoken answer (when 'Speak answers' is on)",
+                            )
+                    with gr.Column(scale=2):
+                        evidence = gr.HTML(evidence_html(None), elem_id="evidence")
+                        turn_tag = gr.Textbox(visible="hidden", elem_id="turn-tag", show_label=False)
+            with gr.Tab("Library", id="library-tab"):
+                gr.Markdown(
+                    f"Drop files or a folder to add them (up to {cfg.ui.max_upload_files} files, "
+                    f"{cfg.ui.max_upload_mb:g} MB each; {', '.join(cfg.ingest.extensions)})."
+                )
+                with gr.Row():
+                    files = gr.File(file_count="multiple", label="Files", elem_id="upload-files")
+                    folder = gr.File(file_count="directory", label="A folder", elem_id="upload-folder")
+                report = gr.Markdown(elem_id="ingest-report")
+                docs = gr.Dataframe(
+                    headers=list(LibraryView.COLUMNS),
+                    value=library.rows,
+                    interactive=False,
+                    elem_id="docs",
+                    wrap=True,
+                )
+                with gr.Row():
+                    pick = gr.Dropdown(label="Document", choices=library.names(), elem_id="doc-pick", scale=4)
+                    delete = gr.Button("Delete document", variant="stop", elem_id="delete-doc", scale=1)
+                    reindex = gr.Button("Re-index library", elem_id="reindex", scale=1)
+            with gr.Tab("Settings", id="settings-tab"):
+                web = gr.Checkbox(label="Always search the web", elem_id="always-web")
+                memory = gr.Dropdown(MEMORY_CHOICES, label="Memory strategy", elem_id="memory")
+                reasoning = gr.Dropdown(
+                    strategies,
+                    label="Reasoning strategy",
+                    elem_id="reasoning",
+                )
+                profile = gr.Dropdown(
+                    profiles,
+                    label="Prompt profile",
+                    elem_id="profile",
+                )
+                speak_box = gr.Checkbox(label="Speak answers", elem_id="speak")
+                status = gr.Markdown(elem_id="status")
+                refresh = gr.Button("Refresh status", size="sm")
+
+        chat_out = [chatbot, question, evidence, meta, turn_tag, state]
+        ev_submit = question.submit(ask, [question, state], chat_out, api_name="ask")
+        ev_send = send.click(ask, [question, state], chat_out, api_name=False)
+        ev_voice = mic.stop_recording(voice, [mic, state], chat_out, api_name="voice")
+        ev_voice.then(lambda: None, None, mic, api_name=False, queue=False)
+        ev_speak = turn_tag.change(speak, state, speaker_out, api_name=False, concurrency_id="speech")
+        stop_btn.click(
+            stop, state, None, cancels=[ev_submit, ev_send, ev_voice, ev_speak], queue=False, api_name=False
+        )
+        chatbot.select(show_turn, state, [evidence, meta], queue=False, api_name=False)
+
+        for box, attr in (
+            (web, "always_web_search"),
+            (memory, "memory_strategy"),
+            (reasoning, "reasoning"),
+            (profile, "profile"),
+            (speak_box, "speak_answers"),
+        ):
+            box.change(setter(attr), [box, state], state, queue=False, api_name=False)
+
+        lib_out = [report, docs, pick]
+        files.upload(library.add, files, lib_out, api_name="upload").then(
+            lambda: None, None, files, api_name=False, queue=False
+        )
+        folder.upload(library.add, folder, lib_out, api_name=False).then(
+            lambda: None, None, folder, api_name=False, queue=False
+        )
+        delete.click(library.delete, pick, lib_out, api_name=False)
+        reindex.click(library.reindex, None, lib_out, api_name=False)
+        refresh.click(status_text, None, status, queue=False, api_name=False)
+        demo.load(on_load, state, [state, web, memory, reasoning, profile, speak_box, status], api_name=False)
+        demo.load(library.refresh, None, lib_out, api_name=False)
+    return demo
+
+
+def serve(demo: gr.Blocks, cfg: HarkConfig, plan: LaunchPlan, block: bool = True) -> tuple[str, str | None]:
+    """Queue and launch `demo` according to `plan`; returns (local URL, share URL or None)."""
+    demo.queue(default_concurrency_limit=cfg.ui.concurrency_limit, max_size=cfg.ui.max_queue)
+    try:
+        _, local_url, share_url = demo.launch(
+            **plan.kwargs(),
+            prevent_thread_lock=True,
+            max_file_size=int(cfg.ui.max_upload_mb * 1024 * 1024),
+            show_error=False,
+            quiet=True,
+            footer_links=["api"],
+            css=CSS,
+            head=HEAD,
+            auth_message="Hark: this shared app requires a login." if plan.auth else None,
+        )
+    except OSError as exc:
+        raise HarkError(
+            f"Could not serve the app on {plan.host}:{plan.port}: {exc}",
+            "choose another port with --port, or stop what is using it",
+        ) from exc
+    if block:
+        demo.block_thread()
+    return local_url, share_url
+
+
+def run_app(cfg: HarkConfig, share: bool, host: str | None, port: int | None) -> int:
+    """Load every model once, then serve the app until interrupted."""
+    from assistant.assistant import Assistant
+
+    plan = launch_plan(cfg.ui, share, host, port, os.environ)
+    print("Hark: loading models…", file=sys.stderr, flush=True)
+    assistant = Assistant(cfg)
+    assistant.warm_up()
+    Path(cfg.path(cfg.ui.library_dir)).mkdir(parents=True, exist_ok=True)
+    demo = build_app(assistant, cfg)
+    if plan.auth is not None:
+        user, password = plan.auth
+        if plan.generated_password:
+            print(f"Hark: login required — user: {user}  password: {password}", flush=True)
+        else:
+            print(
+                f"Hark: login required — user: {user} (password from ${cfg.ui.share_password_env})",
+                flush=True,
+            )
+    local_url, share_url = serve(demo, cfg, plan, block=False)
+    print(f"Hark is running at {local_url}", flush=True)
+    if share:
+        if share_url:
+            print(f"Shared at {share_url} (login required)", flush=True)
+        else:
+            print(
+                "Hark: the share link could not be created (no connection to Gradio's share server — "
+                "offline?). The app keeps running locally at " + local_url,
+                flush=True,
+            )
+    try:
+        demo.block_thread()
+    finally:
+        demo.close()
+    return 0

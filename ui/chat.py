@@ -1,0 +1,205 @@
+"""One chat turn in the browser: `Assistant.respond` events → what the Gradio components show.
+
+`ChatState` is the per-browser-tab value kept in `gr.State`: the assistant `Session` (memory and
+switches), the rendered messages and, for each answer, its sources panel and rerank picture.
+`TurnView` folds the events of one turn into those views; it decides nothing about the answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.events import (
+    Answer,
+    AudioInput,
+    Done,
+    IntentEvent,
+    Notice,
+    Rewritten,
+    Sources,
+    Token,
+    Transcript,
+)
+from knowledge.types import Hit
+from models.errors import HarkError
+from ui.render import link_citations, meta_markdown, sources_html
+from ui.rerank_chart import rerank_summary, rerank_svg
+from ui.speaker import SpeechQueue
+
+log = logging.getLogger(__name__)
+
+THINKING = "…"
+LISTENING = "🎙️ (transcribing…)"
+
+
+@dataclass
+class TurnView:
+    """The rendered evidence of one answer."""
+
+    number: int
+    sources: str = ""
+    rerank: str = ""
+    meta: str = ""
+
+
+@dataclass
+class ChatState:
+    """Everything one browser tab owns. Created lazily by the first event of the tab."""
+
+    session: Any  # assistant.session.Session
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[TurnView] = field(default_factory=list)
+    cancel: threading.Event | None = None
+    speech: SpeechQueue = field(default_factory=SpeechQueue)  # sentences of the running answer
+
+    def stop(self) -> bool:
+        """Cancel the running answer, if any."""
+        stopped = False
+        if self.cancel is not None and not self.cancel.is_set():
+            self.cancel.set()
+            stopped = True
+        cancel_session = getattr(self.session, "cancel", None)
+        if callable(cancel_session):
+            stopped = bool(cancel_session()) or stopped
+        return stopped
+
+    def turn_view(self, index: int | None) -> TurnView | None:
+        """The view of the answer at chat message `index` (None → the latest answer)."""
+        if not self.turns:
+            return None
+        if index is None:
+            return self.turns[-1]
+        number = (
+            self.messages[index].get("metadata", {}).get("turn") if 0 <= index < len(self.messages) else None
+        )
+        if number is None:
+            # a user message or a notice: show the answer that follows it
+            following = [m.get("metadata", {}).get("turn") for m in self.messages[index:]]
+            number = next((n for n in following if n is not None), None)
+        return next((t for t in self.turns if t.number == number), self.turns[-1])
+
+
+def evidence_html(view: TurnView | None) -> str:
+    """Rerank picture and sources of one answer, for the evidence column."""
+    if view is None:
+        return '<div class="hark-sources empty">Sources and the rerank picture appear here after an answer.</div>'
+    return view.rerank + view.sources
+
+
+@dataclass
+class _Turn:
+    """Mutable state of the running turn."""
+
+    view: TurnView
+    user_msg: dict[str, Any]
+    answer_msg: dict[str, Any]
+    text: str = ""
+    intent: IntentEvent | None = None
+    rewritten: Rewritten | None = None
+    hits: list[Hit] = field(default_factory=list)
+    candidates: list[Hit] = field(default_factory=list)
+    kind: str = "documents"
+    notices: list[str] = field(default_factory=list)
+
+    def meta(self) -> str:
+        line = meta_markdown(self.intent, self.rewritten)
+        notes = " · ".join(self.notices)
+        return " · ".join(p for p in (line, notes) if p)
+
+
+def _render_evidence(turn: _Turn, answer: Answer | None) -> None:
+    cited = answer.cited if answer is not None else []
+    n = turn.view.number
+    turn.view.sources = sources_html(turn.hits, n, cited=cited, kind=turn.kind)
+    if turn.kind == "documents" and turn.hits:
+        svg = rerank_svg(turn.candidates or turn.hits, turn.hits, cited)
+        summary = rerank_summary(turn.candidates or turn.hits, turn.hits, cited)
+        turn.view.rerank = (
+            f'<div class="hark-rerank-box"><h4>Rerank for answer {n}</h4>{svg}'
+            f'<div class="hark-rerank-note">{summary}</div></div>'
+        )
+    else:
+        turn.view.rerank = ""
+
+
+def run_turn(
+    respond: Callable[..., Iterator[Any]],
+    state: ChatState,
+    user_input: str | AudioInput,
+    on_answer_text: Callable[[str], None] | None = None,
+) -> Iterator[ChatState]:
+    """Drive one turn, yielding the state after each event that changes what is shown.
+
+    `on_answer_text` receives each streamed piece of answer text (used to speak sentences).
+    """
+    number = len(state.turns) + 1
+    shown = user_input if isinstance(user_input, str) else LISTENING
+    turn = _Turn(
+        view=TurnView(number=number),
+        user_msg={"role": "user", "content": shown},
+        answer_msg={"role": "assistant", "content": THINKING, "metadata": {"turn": number}},
+    )
+    state.turns.append(turn.view)
+    state.messages += [turn.user_msg, turn.answer_msg]
+    cancel = threading.Event()
+    state.cancel = cancel
+    yield state
+    try:
+        for event in respond(state.session, user_input, cancel=cancel):
+            if _apply(turn, event, on_answer_text):
+                turn.view.meta = turn.meta()
+                yield state
+    except HarkError as exc:
+        _fail(turn, exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        yield state
+    except Exception:  # noqa: BLE001 - a turn that breaks shows a message, never a traceback
+        log.exception("turn %d failed", number)
+        _fail(turn, "Something went wrong while answering. Please try again.")
+        yield state
+    finally:
+        if cancel.is_set() and turn.answer_msg["content"] in (THINKING, ""):
+            turn.answer_msg["content"] = "_(stopped)_"
+        if isinstance(user_input, AudioInput) and turn.user_msg["content"] == LISTENING:
+            turn.user_msg["content"] = "🎙️ (no speech recognised)"
+        if state.cancel is cancel:
+            state.cancel = None
+
+
+def _fail(turn: _Turn, message: str) -> None:
+    text = turn.text.strip()
+    turn.answer_msg["content"] = (text + "\n\n" if text else "") + f"⚠️ {message}"
+
+
+def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None) -> bool:
+    """Fold one event into the turn; True when something visible changed."""
+    if isinstance(event, Transcript):
+        turn.user_msg["content"] = f"🎙️ {event.text}"
+    elif isinstance(event, IntentEvent):
+        turn.intent = event
+    elif isinstance(event, Rewritten):
+        turn.rewritten = event
+    elif isinstance(event, Sources):
+        turn.hits, turn.candidates, turn.kind = list(event.hits), list(event.candidates), event.kind
+        _render_evidence(turn, None)
+    elif isinstance(event, Token):
+        turn.text += event.text
+        turn.answer_msg["content"] = turn.text
+        if on_answer_text is not None:
+            on_answer_text(event.text)
+    elif isinstance(event, Notice):
+        icon = {"warning": "⚠️", "error": "⛔"}.get(event.level, "ℹ️")
+        turn.notices.append(f"{icon} {event.text}")
+    elif isinstance(event, Done):
+        answer = event.answer
+        if turn.hits or answer.cited:
+            _render_evidence(turn, answer)
+        turn.answer_msg["content"] = link_citations(answer.text, turn.view.number, len(answer.cited))
+        if on_answer_text is not None and answer.text.strip() and not turn.text.strip():
+            on_answer_text(answer.text)  # answers that arrive whole (no tokens) are spoken too
+    else:
+        return False
+    return True

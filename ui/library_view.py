@@ -1,0 +1,149 @@
+"""The Library tab: uploads → `Assistant.ingest` with a progress bar, the documents table,
+delete and re-index. Per-file problems are listed while the rest of the batch goes on."""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from models.errors import HarkError
+from ui.library import StagedUploads, UploadGuard
+
+log = logging.getLogger(__name__)
+
+
+def _get(obj: Any, *names: str, default: Any = None) -> Any:
+    for name in names:
+        value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+def _md(text: Any) -> str:
+    """Escape a value for a Markdown table/list (document names can contain anything)."""
+    return html.escape(str(text)).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;")
+
+
+class LibraryView:
+    COLUMNS = ("document", "chunks", "status", "error")
+
+    def __init__(self, assistant: Any, guard: UploadGuard) -> None:
+        self.assistant = assistant
+        self.guard = guard
+
+    # ---- table ------------------------------------------------------------------------------------
+    def _documents(self) -> list[Any]:
+        try:
+            return list(self.assistant.documents())
+        except Exception:  # noqa: BLE001 - an unreadable index shows as empty with a log entry
+            log.warning("could not list documents", exc_info=True)
+            return []
+
+    def rows(self) -> list[list[Any]]:
+        return [
+            [
+                str(_get(d, "source_path", default="")),
+                int(_get(d, "chunks", default=0) or 0),
+                str(_get(d, "status", default="indexed")),
+                str(_get(d, "error", default="") or ""),
+            ]
+            for d in self._documents()
+        ]
+
+    def names(self) -> list[str]:
+        return [r[0] for r in self.rows()]
+
+    def _outputs(self, report: str) -> tuple[str, list[list[Any]], Any]:
+        rows = self.rows()
+        return report, rows, gr.update(choices=[r[0] for r in rows], value=None)
+
+    def refresh(self) -> tuple[str, list[list[Any]], Any]:
+        return self._outputs(gr.skip())
+
+    # ---- actions ----------------------------------------------------------------------------------
+    def add(self, paths: Sequence[str] | str | None, progress: gr.Progress = gr.Progress()) -> tuple:  # noqa: B008
+        if not paths:
+            return self._outputs("")
+        if isinstance(paths, str):
+            paths = [paths]
+        progress(0.0, desc="Saving uploads")
+        staged = self.guard.stage([(p, Path(p).name) for p in paths])
+        lines = self._staging_lines(staged)
+        if staged.saved:
+            lines += self._ingest(staged.saved, progress)
+        return self._outputs("\n".join(lines))
+
+    def reindex(self, progress: gr.Progress = gr.Progress()) -> tuple:  # noqa: B008
+        folder = self.guard.library_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = ["**Re-indexing the library folder.**"] + self._ingest([folder], progress)
+        return self._outputs("\n".join(lines))
+
+    def delete(self, name: str | None) -> tuple:
+        if not name:
+            return self._outputs("Choose a document to delete.")
+        doc = next((d for d in self._documents() if _get(d, "source_path") == name), None)
+        try:
+            self.assistant.delete_document(name)
+        except HarkError as exc:
+            return self._outputs(f"⚠️ Could not delete {_md(name)}: {_md(exc.message)}")
+        except Exception:  # noqa: BLE001
+            log.exception("delete %s failed", name)
+            return self._outputs(f"⚠️ Could not delete {_md(name)}.")
+        removed = self.guard.remove(name) if self._uploaded(doc) else False
+        note = " (and its uploaded copy)" if removed else ""
+        return self._outputs(f"Deleted **{_md(name)}**{note}.")
+
+    # ---- helpers ----------------------------------------------------------------------------------
+    def _uploaded(self, doc: Any) -> bool:
+        """True when `doc` was indexed from the library folder (so its copy there is ours to remove)."""
+        root = _get(doc, "root", default="") if doc is not None else ""
+        try:
+            return bool(root) and Path(root).resolve() == self.guard.library_dir
+        except OSError:
+            return False
+
+    @staticmethod
+    def _staging_lines(staged: StagedUploads) -> list[str]:
+        lines: list[str] = []
+        if staged.message:
+            lines.append(f"⚠️ {_md(staged.message)}")
+        for r in staged.rejected:
+            lines.append(f"- ⚠️ **{_md(r.name)}** — not added: {_md(r.reason)}")
+        return lines
+
+    def _ingest(self, paths: list[Path], progress: gr.Progress) -> list[str]:
+        def report_progress(fraction: float, message: str) -> None:
+            progress(max(0.0, min(1.0, float(fraction))), desc=str(message)[:120])
+
+        try:
+            report = self.assistant.ingest(paths, progress=report_progress)
+        except HarkError as exc:
+            return [f"⚠️ Indexing failed: {_md(exc.message)}" + (f" — {_md(exc.hint)}" if exc.hint else "")]
+        except Exception:  # noqa: BLE001 - never a traceback in the page
+            log.exception("ingest failed")
+            return ["⚠️ Indexing failed unexpectedly; the existing library is unchanged. See the log."]
+        return self._report_lines(report)
+
+    @staticmethod
+    def _report_lines(report: Any) -> list[str]:
+        files = _get(report, "files", "results", default=[]) or []
+        lines = []
+        for f in files:
+            name = _get(f, "source_path", "path", "name", default="?")
+            status = str(_get(f, "status", default=""))
+            chunks = _get(f, "chunks", default=0)
+            reason = _get(f, "reason", "error", default="")
+            if status == "failed":
+                lines.append(f"- ⚠️ **{_md(name)}** — failed: {_md(reason or 'unknown error')}")
+            else:
+                lines.append(f"- ✅ **{_md(name)}** — {_md(status)} ({chunks} chunks)")
+        ok = sum(1 for f in files if str(_get(f, "status", default="")) != "failed")
+        head = f"**Indexed {ok} of {len(files)} files.**" if files else "**Nothing to index.**"
+        return [head, *lines]

@@ -1,0 +1,97 @@
+"""Spoken answers in the browser, sentence by sentence while the text still streams.
+
+The chat turn feeds answer text into a `SpeechQueue` (split into sentences by
+`assistant.speak.SentenceSplitter`, the same rules as the terminal voice). A second Gradio event,
+started by the same click, reads the sentences, synthesises each with `Assistant.synthesise`
+and yields it as WAV bytes to a `gr.Audio(streaming=True, autoplay=True)` output. Text streaming
+is therefore never held up by synthesis, and when "Speak answers" is off the audio event ends at
+once without opening a stream. A synthesis failure mutes the rest of the answer; it never breaks
+the turn.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import queue
+import wave
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from assistant.speak import SentenceSplitter
+
+log = logging.getLogger(__name__)
+
+_END = object()
+
+
+def wav_bytes(sample_rate: int, samples: np.ndarray) -> bytes:
+    """16-bit mono WAV of `samples` (int16, or float in [-1, 1])."""
+    data = np.asarray(samples)
+    if data.ndim > 1:
+        data = data.reshape(len(data), -1)[:, 0]
+    if data.dtype != np.int16:
+        data = (np.clip(data.astype(np.float32), -1.0, 1.0) * 32767).astype(np.int16)
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(int(sample_rate))
+        w.writeframes(data.tobytes())
+    return buf.getvalue()
+
+
+class SpeechQueue:
+    """Sentences of the running answer, from the chat turn to the audio event of the same tab."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[object] = queue.Queue()
+        self._splitter = SentenceSplitter()
+
+    def start_turn(self) -> None:
+        """Forget anything left over from a stopped turn."""
+        self._splitter = SentenceSplitter()
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                break
+
+    def feed(self, text: str) -> None:
+        for sentence in self._splitter.feed(text):
+            if sentence.strip():
+                self._queue.put(sentence)
+
+    def finish(self) -> None:
+        for sentence in self._splitter.flush():
+            if sentence.strip():
+                self._queue.put(sentence)
+        self._queue.put(_END)
+
+    def sentences(self, timeout: float = 180.0) -> Iterator[str]:
+        """Sentences as they complete, until the turn finishes (or nothing comes for `timeout` s)."""
+        while True:
+            try:
+                item = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                return
+            if item is _END:
+                return
+            yield str(item)
+
+
+def speak_sentences(
+    sentences: Iterator[str], synthesise: Callable[[str], tuple[int, np.ndarray]]
+) -> Iterator[bytes]:
+    """WAV bytes for each sentence; stops quietly at the first synthesis failure."""
+    for sentence in sentences:
+        try:
+            rate, samples = synthesise(sentence)
+        except Exception:  # noqa: BLE001 - speech is optional; the text answer goes on
+            log.warning("speech synthesis failed; the rest of this answer stays silent", exc_info=True)
+            for _ in sentences:  # drain so the producer never blocks
+                pass
+            return
+        if len(samples):
+            yield wav_bytes(rate, samples)
