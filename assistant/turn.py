@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 STOPPED = "Stopped. That's what I had so far."
 DIDNT_CATCH = "I didn't catch that. Please try again, or type your question."
+_OWN_WORDS = ("what-about", "continuation")  # follow-ups that name their own subject
 
 
 def _ms(t0: float) -> float:
@@ -63,6 +64,7 @@ class Turn:
         self.trace: dict[str, Any] = {"turn_id": uuid.uuid4().hex[:12], "session_id": session.id}
         self.question = ""
         self.query = ""
+        self.answer_question = ""
         self.label = ""
         self.sources: list[Hit] = []
 
@@ -165,6 +167,9 @@ class Turn:
         if rw.rewritten:
             self.query = rw.query
             yield Rewritten(original=text, query=rw.query)
+        # the answer is written for the question that carries the content words: the follow-up
+        # itself when it names its subject ("and what about attendance?"), else the standalone query
+        self.answer_question = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else self.query
         if self.cancel.is_set():
             yield Notice(STOPPED)
             yield Answer(text="", provider="none")
@@ -303,7 +308,7 @@ class Turn:
         elif answerer is not None:
             try:
                 stream = answerer.stream(
-                    self.query,
+                    self.answer_question or self.query,
                     evidence,
                     self.session.memory.history(),
                     profile=self.session.profile,

@@ -63,30 +63,32 @@ class Library:
     embedder: Any
 
 
-@functools.lru_cache(maxsize=1)
-def _build(base: str) -> Library:
+_built: dict[str, Library] = {}
+
+
+def _build(base: str, emb: Any) -> Library:
+    if base in _built:
+        return _built[base]
     from knowledge.ingest import Ingestor
     from knowledge.settings import IngestSettings, StoreSettings
     from knowledge.store import ChunkStore
-    from models.embedder import MiniLMEmbedder
-    from models.settings import EmbedderSettings
 
     base_dir = Path(base) / "conversation_library"
     docs = base_dir / "docs"
     docs.mkdir(parents=True, exist_ok=True)
     for name, text in DOCS.items():
         (docs / name).write_text(text, encoding="utf-8")
-    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
-    emb.warm_up()
     uri = str(base_dir / "lancedb")
     store = ChunkStore.open(uri, emb.identity, emb.dim, StoreSettings(data_dir=str(base_dir)))
     report = Ingestor(store, emb, IngestSettings()).ingest([docs])
     assert store.count() >= len(DOCS), report
-    return Library(root=docs, uri=uri, store=store, embedder=emb)
+    _built[base] = Library(root=docs, uri=uri, store=store, embedder=emb)
+    return _built[base]
 
 
-def build_library(tmp_path_factory) -> Library:  # noqa: ANN001 - pytest's TempPathFactory
-    return _build(str(tmp_path_factory.getbasetemp()))
+def build_library(tmp_path_factory, minilm) -> Library:  # noqa: ANN001 - pytest fixtures
+    """Built once per run with the session's MiniLM (tests/conftest.py `minilm`)."""
+    return _build(str(tmp_path_factory.getbasetemp()), minilm)
 
 
 def make_config(tmp_path: Path, library: Library | None = None, **changes: Any):  # noqa: ANN201

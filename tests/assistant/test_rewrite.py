@@ -1,0 +1,97 @@
+"""Follow-up rewriting on a scripted dialogue: heuristic without an LLM, through the real LLM chain
+on a loopback server with one, and a new topic is never rewritten."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.components import Components
+from assistant.config import ProviderSettings
+from assistant.memory import Exchange
+from assistant.rewrite import FollowUpRewriter, detect, list_items, topic_of
+from tests.assistant.turn_fixtures import make_config
+from tests.llm_server import Fail, LLMServer, Reply
+
+PENALTIES = Exchange(
+    user="What are the penalties for late payment?",
+    assistant="There are three penalties:\n1. A late fee of 25 euros [1]\n2. Interest at 8% per year [2]\n"
+    "3. Termination after 60 days [1]",
+    query="What are the penalties for late payment?",
+    sources=["lease.md", "rules.md"],
+)
+CURIE = Exchange(user="Who was Marie Curie?", assistant="Marie Curie was a physicist who won two Nobel Prizes.",
+                 query="Who was Marie Curie?")  # fmt: skip
+
+# (last exchange, follow-up, words the standalone query must contain)
+DIALOGUE = [
+    (PENALTIES, "tell me more", ["penalties", "late payment"]),
+    (PENALTIES, "What about them?", ["penalties", "late payment"]),
+    (PENALTIES, "and the second one?", ["interest", "8%"]),
+    (PENALTIES, "what about the last one", ["termination", "60 days"]),
+    (PENALTIES, "Why?", ["penalties"]),
+    (PENALTIES, "what about smoking?", ["smoking", "late payment"]),
+    (CURIE, "When did she die?", ["marie curie", "die"]),
+    (CURIE, "what did he discover", ["marie curie", "discover"]),
+]
+NEW_TOPICS = [
+    (PENALTIES, "What is the notice period in the rental agreement?"),
+    (PENALTIES, "How often should I check the brake pads?"),
+    (CURIE, "Who wrote the Harry Potter books?"),
+    (CURIE, "Is it true that cats are allowed in the flat?"),
+    (None, "tell me more"),  # nothing to follow up on
+]
+
+
+@pytest.mark.parametrize("last,question,must", DIALOGUE)
+def test_heuristic_rewrites_follow_ups_into_standalone_queries(last, question, must):
+    rw = FollowUpRewriter().rewrite(question, last)
+    assert rw.rewritten and rw.method == "heuristic" and rw.original == question
+    for word in must:
+        assert word in rw.query.lower(), (question, rw.query)
+
+
+@pytest.mark.parametrize("last,question", NEW_TOPICS)
+def test_a_new_topic_is_not_rewritten(last, question):
+    calls = []
+    rw = FollowUpRewriter(lambda m: calls.append(m) or "SHOULD NOT BE USED").rewrite(question, last)
+    assert not rw.rewritten and rw.query == question and rw.method == "none"
+    assert calls == []  # no LLM call for a question that stands on its own
+
+
+def test_helpers():
+    assert topic_of("What are the penalties for late payment?") == "the penalties for late payment"
+    assert list_items(PENALTIES.assistant) == ["A late fee of 25 euros", "Interest at 8% per year", "Termination after 60 days"]
+    assert list_items("Options: 1. red 2. green 3. blue") == ["red", "green", "blue"]
+    assert detect("tell me more", None) == ""
+
+
+@pytest.fixture
+def chain_parts(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-REWRITE")
+    with LLMServer() as server:
+        cfg = make_config(tmp_path)
+        cfg.llm.order = ["openai"]
+        cfg.llm.providers = {
+            "openai": ProviderSettings(kind="openai", model="gpt-test", base_url=server.openai_url,
+                                       key_env=["OPENAI_API_KEY"])  # fmt: skip
+        }
+        cfg.llm.first_token_timeout = 5
+        yield server, Components(cfg)
+
+
+def test_llm_rewrite_through_the_real_chain(chain_parts):
+    server, parts = chain_parts
+    server.script("gpt-test", Reply("  interest rate charged on late rent payments\n"))
+    rewriter = FollowUpRewriter(parts.complete, parts.llm_available)
+    rw = rewriter.rewrite("and the second one?", PENALTIES, "User: What are the penalties...\nAssistant: ...")
+    assert rw.method == "llm" and rw.query == "interest rate charged on late rent payments"
+    body = server.requests[0].body
+    prompt = " ".join(m["content"] for m in body["messages"])
+    assert "and the second one?" in prompt and "standalone" in prompt.lower()
+
+
+def test_llm_failure_falls_back_to_the_heuristic(chain_parts):
+    server, parts = chain_parts
+    server.script("gpt-test", Fail(500), Fail(500))
+    rw = FollowUpRewriter(parts.complete, parts.llm_available).rewrite("and the second one?", PENALTIES)
+    assert rw.method == "heuristic" and "interest" in rw.query.lower()
