@@ -4,7 +4,7 @@ chat and `ask --json` all render."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from knowledge.types import Hit
 
@@ -71,4 +71,4 @@ class Done:
     trace: dict[str, Any]
 
 
-Event = Union[Transcript, IntentEvent, Rewritten, Sources, Token, Notice, Done]
+Event = Transcript | IntentEvent | Rewritten | Sources | Token | Notice | Done
