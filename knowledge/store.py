@@ -121,7 +121,7 @@ class ChunkStore:
             raise
         except Exception as exc:
             if _is_io_error(exc):
-                raise StoreWriteError(f"could not {what} in {self.uri}: {exc}", _HINT) from exc
+                raise StoreWriteError(f"could not {what} in {self.uri}: {_short(exc)}", _HINT) from exc
             raise
 
     @property
@@ -301,6 +301,13 @@ class ChunkStore:
 
 
 _HINT = "check that the data folder is writable and the disk has free space; the existing index is unchanged"
+
+
+def _short(exc: BaseException) -> str:
+    """The operating system's words without the Rust source locations lance appends."""
+    text = str(exc)
+    m = re.search(r"IO\): ([^,]+?)(?: \(os error \d+\))?(?:,| at path|$)", text)
+    return m.group(1).strip() if m else text.split(", /")[0][:200]
 
 
 def _sub_vectors(dim: int) -> int:
