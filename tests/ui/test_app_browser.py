@@ -1,0 +1,175 @@
+"""The app in a real browser (Debian Chromium, headless, Playwright) against the real app:
+typed and spoken questions, streamed answers with linked sources and the rerank picture,
+uploads, and two people at once. Chromium plays a WAV file as the microphone (ENVIRONMENT.md
+trap 12). One browser for the module; each test opens its own context (its own Gradio session).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+ANSWER_TIMEOUT = 90_000  # ms; a turn takes ~1 s, but the machine is shared
+
+
+@pytest.fixture(scope="module")
+def browser(spoken_question):
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail("Debian chromium is required for the browser tests (.ci/install --test)")
+    from playwright.sync_api import sync_playwright
+
+    args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={spoken_question}%noloop",
+    ]
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield b
+        b.close()
+
+
+def _open(browser, url):
+    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    page = ctx.new_page()
+    page.goto(url)
+    page.locator("#question textarea").wait_for()
+    return ctx, page
+
+
+def _ask(page, question: str, n: int) -> str:
+    """Type `question`; wait for the n-th answer to finish; return its text."""
+    box = page.locator("#question textarea")
+    box.fill(question)
+    box.press("Enter")
+    return _answer(page, n)
+
+
+def _answer(page, n: int) -> str:
+    bot = page.locator("#chat [data-testid='bot']")
+    page.wait_for_function(
+        """n => { const b = document.querySelectorAll("#chat [data-testid='bot']");
+                  return b.length >= n && b[n - 1].innerText.trim() !== '…'
+                         && !document.querySelector('#chat .generating, #question .generating'); }""",
+        arg=n,
+        timeout=ANSWER_TIMEOUT,
+    )
+    page.wait_for_timeout(300)  # the last streamed update
+    return bot.nth(n - 1).inner_text()
+
+
+def test_typed_question_streams_a_cited_answer_with_sources_and_rerank(browser, hark_app, artifacts):
+    ctx, page = _open(browser, hark_app.url)
+    # record every text the answer bubble shows, to see it stream (placeholder first, then text)
+    page.evaluate(
+        """() => { window.__seen = [];
+          new MutationObserver(() => {
+            const b = document.querySelectorAll("#chat [data-testid='bot']");
+            if (b.length) { const t = b[b.length - 1].innerText.trim();
+              if (window.__seen[window.__seen.length - 1] !== t) window.__seen.push(t); }
+          }).observe(document.querySelector('#chat'), {subtree: true, childList: true, characterData: true}); }"""
+    )
+    answer = _ask(page, "How long is the notice period for the tenant?", 1)
+    assert "two months" in answer
+    seen = [t for t in page.evaluate("window.__seen") if t]
+    assert seen[0] == "…" and "two months" in seen[-1], seen  # placeholder first, then the streamed text
+
+    cited = page.locator("#evidence .hark-source.cited")
+    assert cited.count() >= 1
+    assert "rental_agreement.md" in cited.first.inner_text()
+    assert "dense" in cited.first.inner_text() and "diffusion" in cited.first.inner_text()
+    assert page.locator("#evidence svg.hark-rerank g.cited").count() >= 1
+    assert "intent" in page.locator("#meta").inner_text()
+
+    # a citation in the answer leads to its source card, without leaving the page
+    url = page.url
+    page.locator("#chat a.hark-cite").first.click()
+    page.locator("#hark-src-1-1.hark-flash").wait_for(timeout=5000)
+    assert page.url == url
+    # the full chunk is one click away
+    page.locator("#hark-src-1-1 details summary").click()
+    assert "security deposit" in page.locator("#hark-src-1-1 .hark-chunk").inner_text()
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(artifacts / "chat.png"))
+    ctx.close()
+
+
+def test_push_to_talk_transcribes_and_answers(browser, hark_app):
+    ctx, page = _open(browser, hark_app.url)
+    page.locator("#mic button.record-button").click()
+    page.locator("#mic button.stop-button").wait_for(state="visible")
+    page.wait_for_timeout(4500)  # the clip is ~3.5 s
+    page.locator("#mic button.stop-button").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll(\"#chat [data-testid='user']\").length >= 1", timeout=ANSWER_TIMEOUT
+    )
+    answer = _answer(page, 1)
+    heard = page.locator("#chat [data-testid='user']").first.inner_text().lower()
+    assert "notice" in heard and "rental" in heard, heard
+    assert "months" in answer
+    assert "rental_agreement.md" in page.locator("#evidence").inner_text()
+    ctx.close()
+
+
+def test_upload_a_document_then_ask_about_it(browser, hark_app, tmp_path):
+    doc = tmp_path / "dishwasher warranty.txt"
+    doc.write_text(
+        "Dishwasher warranty card. The warranty of the dishwasher lasts five years from the date of "
+        "purchase and covers the pump and the heating element.",
+        encoding="utf-8",
+    )
+    ctx, page = _open(browser, hark_app.url)
+    page.get_by_role("tab", name="Library").click()
+    page.locator("#upload-files input[type=file]").set_input_files(str(doc))
+    page.locator("#ingest-report", has_text="Indexed 1 of 1 files").wait_for(timeout=ANSWER_TIMEOUT)
+    page.locator("#docs", has_text="dishwasher warranty.txt").wait_for(timeout=10_000)
+    assert (hark_app.library_dir / "dishwasher warranty.txt").is_file()
+
+    page.get_by_role("tab", name="Chat").click()
+    answer = _ask(page, "How many years does the dishwasher warranty last?", 1)
+    assert "five years" in answer
+    assert "dishwasher warranty.txt" in page.locator("#evidence .hark-source.cited").first.inner_text()
+    ctx.close()
+
+
+def test_two_people_keep_separate_conversations_and_switches(browser, hark_app):
+    ctx_a, a = _open(browser, hark_app.url)
+    ctx_b, b = _open(browser, hark_app.url)
+    a.get_by_role("tab", name="Settings").click()
+    a.locator("#always-web input[type=checkbox]").check()
+    a.wait_for_timeout(500)
+    a.get_by_role("tab", name="Chat").click()
+
+    answer_b = _ask(b, "What pressure should the city bike tyres have?", 1)
+    answer_a = _ask(a, "How much is the rent per month?", 1)
+    assert "4.5 bar" in answer_b
+    meta_a, meta_b = a.locator("#meta").inner_text(), b.locator("#meta").inner_text()
+    assert "web_search" in meta_a and "switch" in meta_a, meta_a  # A's switch is on…
+    assert "web_search" not in meta_b, meta_b  # …and B's is not
+    assert "950" in answer_a  # no web search key: A still gets the answer from the documents
+
+    # a follow-up is understood from each person's own conversation
+    b.get_by_role("tab", name="Settings").click()
+    assert not b.locator("#always-web input[type=checkbox]").is_checked()
+    b.get_by_role("tab", name="Chat").click()
+    _ask(b, "and how often should I lubricate the chain?", 2)
+    users_a = a.locator("#chat [data-testid='user']").all_inner_texts()
+    users_b = b.locator("#chat [data-testid='user']").all_inner_texts()
+    assert users_a == ["How much is the rent per month?"]
+    assert users_b == [
+        "What pressure should the city bike tyres have?",
+        "and how often should I lubricate the chain?",
+    ]
+    assert "300 kilometres" in b.locator("#chat [data-testid='bot']").nth(1).inner_text()
+    ctx_a.close()
+    ctx_b.close()
