@@ -84,33 +84,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)
 
+    load_before = os.getloadavg()[0]
     clips = librivox_clips()
     settings_names = [HARK, DEFAULTS] + (list(ABLATIONS) if args.ablations else [])
-    rows: list[Row] = []
-    durations = []
+    transcribers: list[Transcriber] = []
     for name in args.models.split(","):
         for threads in [int(t) for t in args.threads.split(",")]:
             tr = Transcriber(SpeechSettings(model=name, cpu_threads=threads))
             tr.warm_up()
             print(f"# {name}, cpu_threads={threads}: loaded in {tr.load_seconds:.2f} s", file=sys.stderr)
-            group = {s: Row(name, s, threads) for s in settings_names}
-            for rnd in range(args.rounds):
-                for clip in clips:
-                    order = settings_names if rnd % 2 == 0 else settings_names[::-1]
-                    for setting in order:
-                        text, secs = _run_once(tr, setting, clip.path)
-                        group[setting].times.append(secs)
-                        if rnd == 0:
-                            group[setting].texts.append(text)
-            rows += group.values()
-            del tr
-    for clip in clips:
-        durations.append(Transcriber(SpeechSettings()).prepare(clip.path).seconds)
+            transcribers.append(tr)
+    groups = {
+        (id(tr), s): Row(tr.settings.model, s, tr.settings.cpu_threads)
+        for tr in transcribers
+        for s in settings_names
+    }
+    # everything interleaved: per round, per clip, every model × threads × setting (order alternating)
+    for rnd in range(args.rounds):
+        for clip in clips:
+            for tr in transcribers if rnd % 2 == 0 else transcribers[::-1]:
+                for setting in settings_names if rnd % 2 == 0 else settings_names[::-1]:
+                    text, secs = _run_once(tr, setting, clip.path)
+                    groups[(id(tr), setting)].times.append(secs)
+                    if rnd == 0:
+                        groups[(id(tr), setting)].texts.append(text)
+        print(f"# round {rnd + 1}/{args.rounds} done", file=sys.stderr)
+    rows = list(groups.values())
+    durations = [transcribers[0].prepare(clip.path).seconds for clip in clips]
 
     refs = [c.reference for c in clips]
     print(
         f"\n{len(clips)} LibriVox clips ({sum(durations):.1f} s; median {statistics.median(durations):.2f} s), "
-        f"{args.rounds} rounds, {os.cpu_count()} CPUs\n"
+        f"{args.rounds} rounds, {os.cpu_count()} CPUs, load average {load_before:.1f} before / "
+        f"{os.getloadavg()[0]:.1f} after\n"
     )
     print("| model | threads | setting | WER | p50 s | p90 s | defaults p50 / this p50 |")
     print("|---|---|---|---|---|---|---|")
