@@ -102,7 +102,11 @@ def _run(args: argparse.Namespace) -> int:
         from knowledge.evaluate import eval_retrieval_command
 
         methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
-        return eval_retrieval_command(cfg, Path(args.dataset), methods, args.json_out, limit=args.limit)
+        work = os.environ.get("HARK_EVAL_DIR")  # index cache; default <cache>/hark/eval
+        return eval_retrieval_command(
+            cfg.embedder, cfg.store, cfg.ingest, cfg.retrieval, Path(args.dataset), methods, args.json_out,
+            limit=args.limit, work_dir=Path(work) if work else None,
+        )
     if cmd == "eval" and args.what == "intents":
         from models.intent import eval_intents_command
 

@@ -1,0 +1,269 @@
+"""Retrieval evaluation on BEIR-layout datasets, through Hark's own ingestion, store and retriever.
+
+The corpus becomes one `.txt` file per document (title, blank line, text; `knowledge.beir`) in a work
+folder keyed by dataset content + ingest settings, indexed by `Ingestor` into a `ChunkStore` whose
+table is keyed by the embedder identity — a second run re-embeds nothing. For each query the searches
+run once (dense top-n with vectors, full-text top-n, BM25 of the dense pool); every method is then a
+pure function of those results (`build_pool` + `DiffusionReranker`), exactly as `Retriever` does it.
+Chunks map back to documents through `source_path` (a document's best chunk ranks it). Metrics come
+from ranx.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from knowledge.beir import BeirDataset, doc_id_from_path, load_beir, write_corpus
+from knowledge.rerank import DiffusionParams, DiffusionReranker
+from knowledge.retrieve import Retriever, SearchResults, build_pool
+from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
+from models.errors import HarkError
+
+log = logging.getLogger(__name__)
+
+METRICS = ["ndcg@5", "ndcg@10", "ndcg@20", "mrr@10", "recall@5", "recall@20"]
+DEPTH = 20  # ranked documents per query (the deepest metric)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One evaluated configuration: which first stage, and which diffusion (None = none)."""
+
+    name: str
+    first_stage: str  # "bm25" | "dense" | "hybrid"
+    fusion: str = "zscore"  # for hybrid: "zscore" | "rrf"
+    diffusion: DiffusionParams | None = None
+
+
+def standard_methods(settings: RetrievalSettings) -> dict[str, Method]:
+    """The named methods: the issue's six plus a few that explain them."""
+    from knowledge.rerank import PAPER, params_for
+
+    default = params_for(settings.rerank)
+    fusion = settings.fusion
+    methods = [
+        Method("bm25", "bm25"),
+        Method("dense", "dense"),
+        Method("dense+ppr", "dense", diffusion=default),
+        Method("dense+ppr-paper", "dense", diffusion=PAPER),
+        Method("hybrid", "hybrid", fusion=fusion),
+        Method("hybrid+ppr", "hybrid", fusion=fusion, diffusion=default),
+        Method("hybrid+ppr-paper", "hybrid", fusion=fusion, diffusion=PAPER),
+        Method("hybrid-zscore", "hybrid", fusion="zscore"),
+        Method("hybrid-rrf", "hybrid", fusion="rrf"),
+    ]
+    return {m.name: m for m in methods}
+
+
+@dataclass
+class QueryResults:
+    qid: str
+    text: str
+    vector: np.ndarray
+    results: SearchResults
+
+
+@dataclass
+class EvalReport:
+    dataset: str
+    methods: dict[str, dict[str, float]]
+    queries: int
+    corpus: int
+    chunks: int
+    embedder: str
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"dataset": self.dataset, "methods": self.methods}
+
+
+# --------------------------------------------------------------------------- indexing
+
+
+def _settings_key(*parts: object) -> str:
+    blob = json.dumps([p.model_dump() if hasattr(p, "model_dump") else p for p in parts], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def index_dataset(
+    dataset: BeirDataset, embedder, store_settings: StoreSettings, ingest: IngestSettings, work_dir: Path
+):
+    """The dataset's corpus indexed through Hark's Ingestor + ChunkStore (cached in `work_dir`)."""
+    from knowledge.ingest import Ingestor
+    from knowledge.store import ChunkStore
+
+    folder = Path(work_dir) / f"{dataset.name}-{dataset.fingerprint()}-{_settings_key(ingest)}"
+    corpus_dir = folder / "corpus"
+    write_corpus(dataset, corpus_dir)
+    store = ChunkStore.open(str(folder / "lancedb"), embedder.identity, embedder.dim, store_settings)
+    if store.count() == 0 or len(store.documents()) < len(dataset.corpus):
+        t0 = time.perf_counter()
+        report = Ingestor(store, embedder, ingest).ingest([corpus_dir])
+        log.info("indexed %s in %.1f s: %s", dataset.name, time.perf_counter() - t0, _summary(report))
+    store.update_indexes()
+    return store
+
+
+def _summary(report) -> str:
+    summary = getattr(report, "summary", None)
+    return summary() if callable(summary) else str(summary or "")
+
+
+# --------------------------------------------------------------------------- running
+
+
+def collect(
+    dataset: BeirDataset,
+    retriever: Retriever,
+    embedder,
+    n: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[QueryResults]:
+    """Embed every query (batched) and run the searches once per query."""
+    qids = list(dataset.queries)
+    vectors = embedder.embed_documents([dataset.queries[q] for q in qids]) if qids else np.zeros((0, 1))
+    out = []
+    for i, (qid, vec) in enumerate(zip(qids, vectors, strict=True)):
+        text = dataset.queries[qid]
+        out.append(QueryResults(qid, text, vec, retriever.search(text, vec, n)))
+        if progress is not None:
+            progress(i + 1, len(qids))
+    return out
+
+
+def rank_documents(qr: QueryResults, method: Method, settings: RetrievalSettings, n: int) -> list[str]:
+    """The method's document ranking for one query (top DEPTH documents)."""
+    if method.first_stage == "bm25":
+        hits = qr.results.fts
+    else:
+        s = settings.model_copy(update={"search": method.first_stage, "fusion": method.fusion})
+        pool = build_pool(qr.results, qr.vector, s, n)
+        reranker = DiffusionReranker(params=method.diffusion) if method.diffusion else None
+        hits = reranker.rerank(pool, len(pool)).hits if reranker else pool
+    docs: list[str] = []
+    for h in hits:
+        doc = doc_id_from_path(h.source_path)
+        if doc not in docs:
+            docs.append(doc)
+            if len(docs) == DEPTH:
+                break
+    return docs
+
+
+def score_runs(
+    qrels: dict[str, dict[str, int]], runs: dict[str, dict[str, list[str]]]
+) -> dict[str, dict[str, float]]:
+    """ranx metrics per method; `runs[method][qid]` is a ranked list of document ids."""
+    from ranx import Qrels, Run, evaluate
+
+    q = Qrels(qrels)
+    out = {}
+    for name, run in runs.items():
+        scored = {}
+        for qid in qrels:
+            docs = run.get(qid) or []
+            # rank-derived scores so ranx keeps our order exactly; a placeholder for empty results
+            scored[qid] = {d: float(len(docs) - i) for i, d in enumerate(docs)} or {"__no_result__": 0.0}
+        res = evaluate(q, Run(scored, name=name), METRICS, make_comparable=True)
+        out[name] = {m: round(float(res[m]), 4) for m in METRICS}
+    return out
+
+
+def evaluate_dataset(
+    dataset: BeirDataset,
+    embedder,
+    store_settings: StoreSettings,
+    ingest: IngestSettings,
+    retrieval: RetrievalSettings,
+    work_dir: Path,
+    methods: Sequence[str] | None = None,
+) -> tuple[EvalReport, list[QueryResults]]:
+    available = standard_methods(retrieval)
+    names = (
+        list(methods)
+        if methods
+        else ["bm25", "dense", "dense+ppr", "dense+ppr-paper", "hybrid", "hybrid+ppr"]
+    )
+    unknown = [m for m in names if m not in available]
+    if unknown:
+        raise HarkError(f"unknown method(s): {', '.join(unknown)}", f"choose from {', '.join(available)}")
+    t0 = time.perf_counter()
+    store = index_dataset(dataset, embedder, store_settings, ingest, work_dir)
+    t1 = time.perf_counter()
+    n = retrieval.candidates
+    # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
+    searcher = Retriever(embedder, store, retrieval.model_copy(update={"search": "hybrid", "fusion": "rrf"}))
+    results = collect(dataset, searcher, embedder, n)
+    t2 = time.perf_counter()
+    runs = {m: {qr.qid: rank_documents(qr, available[m], retrieval, n) for qr in results} for m in names}
+    scores = score_runs(dataset.qrels, runs)
+    t3 = time.perf_counter()
+    report = EvalReport(
+        dataset=dataset.name,
+        methods=scores,
+        queries=len(dataset.queries),
+        corpus=len(dataset.corpus),
+        chunks=store.count(),
+        embedder=embedder.identity,
+        seconds={"index": t1 - t0, "search": t2 - t1, "rank+metrics": t3 - t2},
+    )
+    return report, results
+
+
+def format_table(report: EvalReport) -> str:
+    head = f"{'method':<18}" + "".join(f"{m:>10}" for m in METRICS)
+    lines = [head, "-" * len(head)]
+    for name, scores in report.methods.items():
+        lines.append(f"{name:<18}" + "".join(f"{scores[m]:>10.4f}" for m in METRICS))
+    return "\n".join(lines)
+
+
+def limit_queries(dataset: BeirDataset, limit: int | None) -> BeirDataset:
+    if not limit:
+        return dataset
+    keep = list(dataset.queries)[:limit]
+    dataset.queries = {q: dataset.queries[q] for q in keep}
+    dataset.qrels = {q: dataset.qrels[q] for q in keep}
+    return dataset
+
+
+def eval_retrieval_command(
+    embedder_settings,
+    store_settings: StoreSettings,
+    ingest: IngestSettings,
+    retrieval: RetrievalSettings,
+    dataset_dir: Path,
+    methods: list[str] | None,
+    json_out: str | None,
+    *,
+    limit: int | None = None,
+    work_dir: Path | None = None,
+) -> int:
+    """`python launch.py eval retrieval --dataset DIR [--methods LIST] [--json OUT] [--limit N]`."""
+    from models.embedder import load_embedder
+    from models.weights import cache_dir
+
+    dataset = limit_queries(load_beir(dataset_dir), limit)
+    embedder = load_embedder(embedder_settings)
+    if embedder.is_fallback:
+        print(f"note: {embedder.fallback_reason}; evaluating with {embedder.identity}")
+    work = Path(work_dir) if work_dir else cache_dir() / "eval"
+    report, _ = evaluate_dataset(dataset, embedder, store_settings, ingest, retrieval, work, methods)
+    print(
+        f"{report.dataset}: {report.queries} queries, {report.corpus} documents, {report.chunks} chunks, "
+        f"embedder {report.embedder}, candidates {retrieval.candidates}"
+    )
+    print(format_table(report))
+    print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
+    if json_out:
+        Path(json_out).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {json_out}")
+    return 0

@@ -1,0 +1,188 @@
+"""Retrieval: embed the query, first stage (dense, or dense + full-text fused), diffusion rerank.
+
+First stage (`retrieval.search`):
+- `dense`: the top `candidates` chunks by cosine similarity.
+- `hybrid` + `fusion: zscore` (default): the dense top `candidates`, re-scored by
+  z(dense) + bm25_weight · z(bm25) over that pool, where bm25 is LanceDB's full-text score of each
+  pool member (0 when it matches no query term). The evidence in DESIGN.md: the best first stage.
+- `hybrid` + `fusion: rrf`: reciprocal-rank fusion of the dense and full-text top lists (union),
+  cut to `candidates`.
+Every candidate carries its dense cosine (computed from its vector when it came from full-text
+search only), so `relevant` and the diffusion's restart vector are defined for all of them.
+
+Then `knowledge.rerank.DiffusionReranker` reorders the pool and keeps `top_k`. A failing stage
+degrades (full-text → dense only; rerank → first-stage order) and says so in `notices`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+
+from knowledge.fusion import order_by, rrf_fuse, zscore_fuse
+from knowledge.rerank import DiffusionReranker
+from knowledge.settings import RetrievalSettings
+from knowledge.types import Hit
+
+log = logging.getLogger(__name__)
+
+
+class _Embedder(Protocol):
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class _Store(Protocol):
+    def search(self, vec: np.ndarray, k: int, where: str | None = None) -> list[Hit]: ...
+    def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]: ...
+    def count(self) -> int: ...
+
+
+@dataclass
+class Retrieval:
+    query: str
+    hits: list[Hit]  # final order, at most top_k; `score` is the final score
+    candidates: list[Hit]  # the first-stage pool in first-stage order, same scores as the hits
+    relevant: bool  # best dense cosine ≥ settings.min_score
+    timings_ms: dict[str, float] = field(default_factory=dict)  # embed, search, rerank
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def best_dense(self) -> float | None:
+        scores = [h.dense_score for h in self.candidates if h.dense_score is not None]
+        return max(scores) if scores else None
+
+
+@dataclass
+class SearchResults:
+    """What the searches returned for one query, before fusion (cacheable by the evaluator)."""
+
+    dense: list[Hit]  # dense top-n, cosine order
+    fts: list[Hit] = field(default_factory=list)  # full-text top-n, BM25 order (hybrid only)
+    pool_bm25: dict[str, float] = field(default_factory=dict)  # BM25 of the dense hits (hybrid only)
+    notices: list[str] = field(default_factory=list)
+
+
+def build_pool(
+    results: SearchResults, query_vec: np.ndarray | None, settings: RetrievalSettings, n: int
+) -> list[Hit]:
+    """The first-stage candidates in first-stage order, `score` = the first-stage score."""
+    if not results.dense:  # no query vector or no vector search: the full-text order
+        return [replace(h, score=_f(h.bm25_score)) for h in results.fts[:n]]
+    if settings.search == "dense" or (not results.fts and not results.pool_bm25):
+        return [replace(h, score=_f(h.dense_score)) for h in results.dense[:n]]
+    if settings.fusion == "zscore":
+        pool = results.dense[:n]
+        bm25 = [results.pool_bm25.get(h.chunk_id, 0.0) for h in pool]
+        fused = zscore_fuse([[_f(h.dense_score) for h in pool], bm25], [1.0, settings.bm25_weight])
+        return [replace(pool[i], score=float(fused[i]), bm25_score=bm25[i]) for i in order_by(fused)]
+    # reciprocal-rank fusion of the two lists
+    by_id: dict[str, Hit] = {}
+    for h in results.fts:
+        by_id[h.chunk_id] = h
+    for h in results.dense:  # dense copies win: they carry the cosine already
+        by_id[h.chunk_id] = replace(h, bm25_score=by_id[h.chunk_id].bm25_score) if h.chunk_id in by_id else h
+    dense_ids = [h.chunk_id for h in results.dense]
+    fused = rrf_fuse([dense_ids, [h.chunk_id for h in results.fts]], k=settings.rrf_k)
+    out = []
+    for cid in order_by(fused, tie_order=dense_ids)[:n]:
+        h = by_id[cid]
+        if h.dense_score is None and h.vector is not None and query_vec is not None:
+            h = replace(h, dense_score=float(np.dot(np.asarray(h.vector, dtype=np.float64), query_vec)))
+        out.append(replace(h, score=fused[cid]))
+    return out
+
+
+def _f(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+class Retriever:
+    """`Retriever(embedder, store, settings).retrieve(query) -> Retrieval`. Thread-safe (no state)."""
+
+    def __init__(self, embedder: _Embedder, store: _Store, settings: RetrievalSettings) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.settings = settings
+        self.reranker = DiffusionReranker(settings.rerank)
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        candidates: int | None = None,
+        top_k: int | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> Retrieval:
+        n = candidates or self.settings.candidates
+        k = top_k or self.settings.top_k
+        timings = {"embed": 0.0, "search": 0.0, "rerank": 0.0}
+        notices: list[str] = []
+        t0 = time.perf_counter()
+        vec = query_vector
+        if vec is None:
+            try:
+                vec = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
+            except Exception as exc:  # noqa: BLE001 - degrade to full-text only
+                log.warning("query embedding failed (%s: %s)", type(exc).__name__, exc)
+                notices.append("query embedding failed; full-text search only")
+        timings["embed"] = (time.perf_counter() - t0) * 1e3
+
+        t1 = time.perf_counter()
+        results = self.search(query, vec, n)
+        pool = build_pool(results, vec, self.settings, n)
+        notices += results.notices
+        timings["search"] = (time.perf_counter() - t1) * 1e3
+
+        outcome = self.reranker.rerank(pool, k)
+        timings["rerank"] = outcome.ms
+        if outcome.notice:
+            notices.append(outcome.notice)
+        retrieval = Retrieval(query, outcome.hits, outcome.candidates, False, timings, notices)
+        best = retrieval.best_dense
+        retrieval.relevant = best is not None and best >= self.settings.min_score
+        return retrieval
+
+    def search(self, query: str, vec: np.ndarray | None, n: int) -> SearchResults:
+        """Run the searches the settings ask for. Never raises; failures become notices."""
+        out = SearchResults(dense=[])
+        if vec is not None:
+            try:
+                out.dense = self.store.search(vec, n)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("dense search failed (%s: %s)", type(exc).__name__, exc)
+                out.notices.append("vector search failed")
+        want_text = self.settings.search == "hybrid" or vec is None
+        if not want_text or not query.strip():
+            return out
+        try:
+            if self.settings.fusion == "rrf" or not out.dense:
+                out.fts = self.store.fts_search(query, n)
+            if out.dense:
+                out.pool_bm25 = self.pool_bm25(query, [h.chunk_id for h in out.dense])
+        except Exception as exc:  # noqa: BLE001 - e.g. no full-text index yet
+            log.warning("full-text search failed (%s: %s); dense results only", type(exc).__name__, exc)
+            out.notices.append("full-text search unavailable; dense results only")
+            out.fts, out.pool_bm25 = [], {}
+        return out
+
+    def pool_bm25(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
+        """Full-text (BM25) score of each given chunk; 0 for chunks matching no query term."""
+        scores = {cid: 0.0 for cid in chunk_ids}
+        for h in self._fts_restricted(query, chunk_ids):
+            if h.chunk_id in scores and h.bm25_score is not None:
+                scores[h.chunk_id] = float(h.bm25_score)
+        return scores
+
+    def _fts_restricted(self, query: str, chunk_ids: list[str]) -> list[Hit]:
+        # BM25 statistics are corpus-wide: a prefiltered search scores each chunk exactly as the
+        # unrestricted one does, and finds every pool member that matches a query term
+        where = "chunk_id IN (" + ", ".join(_sql_str(c) for c in chunk_ids) + ")"
+        return self.store.fts_search(query, len(chunk_ids), where=where)
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
