@@ -36,6 +36,10 @@ class SpeechInputError(HarkError):
     """Audio that cannot become a question: empty, silent, too short or long, or unreadable."""
 
 
+class SpeechRecognitionError(HarkError):
+    """The recogniser itself failed on valid audio (runtime error, out of memory, …)."""
+
+
 @dataclass(frozen=True)
 class TranscriptResult:
     text: str
@@ -158,6 +162,8 @@ class Transcriber:
                 clip = audio_io.decode_file(path)
             else:
                 assert samples is not None and rate is not None
+                if rate <= 0:
+                    raise _didnt_catch(f"the audio came with an invalid sample rate ({rate}).")
                 if samples.size == 0:
                     raise _didnt_catch("the recording is empty.")
                 self._check_length(audio_io.array_seconds(samples, rate))
@@ -180,16 +186,22 @@ class Transcriber:
         model = self._load()
         t_model = time.perf_counter()
         s = self.settings
-        segments, info = model.transcribe(
-            clip.samples,
-            beam_size=s.beam_size,
-            language=s.language,
-            vad_filter=s.vad_filter,
-            word_timestamps=False,
-            without_timestamps=s.without_timestamps,
-            condition_on_previous_text=s.condition_on_previous_text,
-        )
-        text = " ".join(seg.text.strip() for seg in segments).strip()
+        try:
+            segments, info = model.transcribe(
+                clip.samples,
+                beam_size=s.beam_size,
+                language=s.language,
+                vad_filter=s.vad_filter,
+                word_timestamps=False,
+                without_timestamps=s.without_timestamps,
+                condition_on_previous_text=s.condition_on_previous_text,
+            )
+            text = " ".join(seg.text.strip() for seg in segments).strip()  # segments decode lazily
+        except Exception as exc:  # CTranslate2/ONNX runtime failures: a message, not a traceback
+            log.exception("speech recognition failed")
+            raise SpeechRecognitionError(
+                f"Speech recognition failed ({type(exc).__name__}: {exc}).", "Type your question instead."
+            ) from exc
         seconds = time.perf_counter() - t0
         log.debug(
             "transcribed %.2f s of audio in %.2f s (model %.2f s): %r",
