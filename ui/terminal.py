@@ -12,6 +12,7 @@ import logging
 import queue
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -150,10 +151,17 @@ class Renderer:
 
 
 # ---- ask ----------------------------------------------------------------------------------------------
-def run_ask(cfg: HarkConfig, question: str, as_json: bool = False, *, out: TextIO | None = None) -> int:
+def run_ask(
+    cfg: HarkConfig,
+    question: str,
+    as_json: bool = False,
+    *,
+    out: TextIO | None = None,
+    assistant: Assistant | None = None,
+) -> int:
     """One turn with a fresh session. Exit code 0 when an answer was produced."""
     out = out or sys.stdout
-    assistant = Assistant(cfg)
+    assistant = assistant or Assistant(cfg)
     session = assistant.new_session()
     r = Renderer(out, sys.stderr, live=False).consume(assistant.respond(session, question))
     if as_json:
@@ -195,9 +203,17 @@ def _threaded(assistant: Assistant, session: Session, user_input: str | AudioInp
 class Chat:
     """The terminal conversation loop (typing, or push-to-talk with `voice`)."""
 
-    def __init__(self, cfg: HarkConfig, voice: bool, out: TextIO, err: TextIO, read=input) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        cfg: HarkConfig,
+        voice: bool,
+        out: TextIO,
+        err: TextIO,
+        read: Callable[[str], str] = input,
+        assistant: Assistant | None = None,
+    ) -> None:
         self.cfg, self.out, self.err, self.read = cfg, out, err, read
-        self.assistant = Assistant(cfg)
+        self.assistant = assistant or Assistant(cfg)
         self.session = self.assistant.new_session()
         self.voice = voice and self._microphone_ok()
         self.renderer = Renderer(out, err, live=True)
@@ -239,7 +255,9 @@ class Chat:
                 if user_input is None:
                     continue
             self.out.write("hark> ")
-            result = self.renderer.consume(_threaded(self.assistant, self.session, user_input, threading.Event()))
+            result = self.renderer.consume(
+                _threaded(self.assistant, self.session, user_input, threading.Event())
+            )
             if self.session.speak_answers and result.answer and result.answer.text.strip():
                 self._speak(result.answer.text)
 
