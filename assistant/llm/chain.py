@@ -316,6 +316,7 @@ def _pump(
             if ctx.stop.is_set():
                 return
             q.put(("text", chunk))
+            time.sleep(0)  # hand the GIL to the waiting caller now, not after the switch interval
         q.put(("end", None))
     except ProviderError as exc:
         q.put(("error", exc))

@@ -109,7 +109,9 @@ def test_overall_timeout_breaks_a_stream_that_goes_on_too_long(llm_server, keys)
 
 
 def test_connection_dropped_mid_stream_restarts_with_the_next_provider(llm_server, keys, no_key_leak):
-    llm_server.script(MODELS["gemini"], Drop(["The tenant ", "must give ", "ZZZ-partial ", "never sent"], after=3))
+    llm_server.script(
+        MODELS["gemini"], Drop(["The tenant ", "must give ", "ZZZ-partial ", "never sent"], after=3)
+    )
     llm_server.script(MODELS["openai"], Reply("Three months' notice, in writing [2]."))
     events, answer, elapsed = _run(_answerer(llm_server))
     restarts = [e for e in events if isinstance(e, Restart)]
@@ -146,7 +148,9 @@ def test_no_keys_means_no_requests_no_warnings_and_still_an_answer(llm_server, c
 
 
 def test_a_failing_provider_cools_down_then_is_tried_again(llm_server, keys):
-    settings = llm_settings(llm_server, ["gemini", "openai"], failures_before_cooldown=2, cooldown_seconds=1.0)
+    settings = llm_settings(
+        llm_server, ["gemini", "openai"], failures_before_cooldown=2, cooldown_seconds=1.0
+    )
     chain = LLMChain(settings)
     msgs = [Message("user", "hi")]
     llm_server.script(MODELS["gemini"], Fail(500), Fail(503), Reply("back again"))
@@ -192,12 +196,21 @@ def test_complete_and_available_for_other_components(llm_server, keys, monkeypat
     chain = LLMChain(llm_settings(llm_server, ["gemini", "openai", "groq", "local"]))
     llm_server.script(MODELS["gemini"], Fail(429))
     llm_server.script(MODELS["openai"], Reply("What is the notice period of the lease?"))
-    assert chain.complete([Message("user", "rewrite")], max_tokens=32) == "What is the notice period of the lease?"
+    assert (
+        chain.complete([Message("user", "rewrite")], max_tokens=32)
+        == "What is the notice period of the lease?"
+    )
     assert llm_server.requests_for(MODELS["openai"])[0].body["max_completion_tokens"] == 32
 
     monkeypatch.delenv("GROQ_API_KEY")
     status = chain.available()
-    assert status == [("gemini", True), ("openai", True), ("groq", False), ("local", True), ("extractive", True)]
+    assert status == [
+        ("gemini", True),
+        ("openai", True),
+        ("groq", False),
+        ("local", True),
+        ("extractive", True),
+    ]
     assert not any(v in repr(status) for v in KEYS.values())
 
     only_dead = LLMChain(llm_settings(llm_server, ["openai"]))
