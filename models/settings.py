@@ -58,6 +58,8 @@ class IntentSettings(_Strict):
     adapter_dir: str = "models/intent_adapter"
     confidence_threshold: float = Field(0.5, ge=0, le=1)
     max_length: int = Field(64, ge=8)
+    runtime: Literal["onnx", "torch"] = "onnx"  # onnx: exported once to the cache; torch if that fails
+    threads: int = Field(1, ge=0)  # ONNX Runtime threads per call (0 = all cores)
     # training recipe (LoRA with peft); target_modules are attention roles, mapped per architecture
     lora_r: int = Field(8, ge=1)
     lora_alpha: int = Field(16, ge=1)
