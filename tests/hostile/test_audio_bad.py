@@ -95,3 +95,29 @@ def test_a_real_question_still_works_after_the_bad_ones(transcriber, tmp_path):
     wav = spoken("what is the notice period for ending the lease", tmp_path / "q.wav", seconds=5)
     text = transcriber.transcribe(wav).text.lower()
     assert "notice" in text or "lease" in text, text
+
+
+def test_bad_audio_through_a_turn_gives_a_notice_not_a_crash(transcriber, bad_audio, tmp_path, minilm):
+    """`Assistant.respond` with an AudioInput: a clear "I didn't catch that" notice, a Done, no raise."""
+    from assistant.events import AudioInput, Done, Notice
+    from tests.hostile.harness import make_assistant
+
+    lib = tmp_path / "library"
+    lib.mkdir()
+    (lib / "lease.txt").write_text("The notice period for ending the lease is three months.\n")
+    rig = make_assistant(tmp_path, minilm, library=lib, transcriber=transcriber)
+    session = rig.assistant.new_session()
+    for clip in bad_audio:
+        events = list(rig.assistant.respond(session, AudioInput(path=str(clip.path))))
+        notices = [e.text for e in events if isinstance(e, Notice)]
+        assert isinstance(events[-1], Done), (clip.kind, events[-1])
+        assert any("didn't catch that" in n for n in notices), (clip.kind, notices)
+        assert "Traceback" not in " ".join(notices)
+    rng = np.random.default_rng(5)
+    for samples, rate in [(np.zeros(0, dtype=np.float32), 16000), (rng.uniform(-1, 1, 16000 * 3), 16000),
+                          (np.full(16000, np.nan, dtype=np.float32), 16000)]:
+        events = list(rig.assistant.respond(session, AudioInput(samples=samples, sample_rate=rate)))
+        assert isinstance(events[-1], Done)
+    # the failed turns did not poison the session: a typed question still answers from the library
+    events = list(rig.assistant.respond(session, "What is the notice period for ending the lease?"))
+    assert "three months" in events[-1].answer.text, events[-1].answer.text

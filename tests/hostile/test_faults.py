@@ -239,3 +239,70 @@ def test_cli_ingest_report_has_no_terminal_escapes(tmp_path):
     assert "Traceback" not in r.stderr
     assert "\x1b" not in r.stdout, [line for line in r.stdout.splitlines() if "\x1b" in line]
     assert not list(tmp_path.rglob("PWNED_*")), "a file name was run by a shell"
+
+
+# ----------------------------------------------------------------- web search and LLM providers
+
+
+@pytest.fixture(scope="module")
+def down_rig(tmp_path_factory, minilm):
+    """An Assistant whose LLM providers all point at a closed port, and a switchable web search."""
+    from tests.hostile.harness import make_assistant, provider_block
+    from tests.hostile.servers import WebServer, closed_port
+
+    root = tmp_path_factory.mktemp("faults")
+    lib = _library(root, V1)
+    dead = f"http://127.0.0.1:{closed_port()}"
+    providers = {
+        "openai": provider_block("openai", "m1", dead + "/v1", ["OPENAI_API_KEY"]),
+        "groq": provider_block("groq", "m2", dead, ["GROQ_API_KEY"]),
+        "gemini": provider_block("gemini", "m3", dead, ["GEMINI_API_KEY"]),
+        "local": provider_block("openai_compatible", "m4", dead + "/v1", []),
+    }
+    with pytest.MonkeyPatch.context() as mp:
+        for k in ("OPENAI_API_KEY", "GROQ_API_KEY", "GEMINI_API_KEY", "SERPAPI_API_KEY"):
+            mp.setenv(k, f"fake-{k.lower()}-0123456789")
+        with WebServer("ok", slow_seconds=6) as web:
+            rig = make_assistant(root, minilm, library=lib, providers=providers, web_url=web.url, web_timeout=1.5)
+            yield rig, web
+
+
+def test_all_llm_providers_down_gives_the_extractive_answer_with_a_notice(down_rig):
+    import time as _t
+
+    rig, _web = down_rig
+    t0 = _t.perf_counter()
+    r = rig.turn(rig.assistant.new_session(), "When does the office open in the morning?")
+    assert r.provider == "extractive", (r.provider, r.notices)
+    assert "nine" in r.answer.lower(), r.answer
+    assert r.notices, "no notice that the providers are down"
+    assert _t.perf_counter() - t0 < 20
+
+
+@pytest.mark.parametrize("mode", ["down", "slow", "garbage", "wrong_layout", "html", "http500", "huge"])
+def test_web_search_faults_never_end_the_turn(down_rig, mode):
+    import time as _t
+
+    rig, web = down_rig
+    if mode == "down":
+        from tests.hostile.servers import closed_port
+
+        rig.assistant.parts.websearch.get().close()
+        rig.cfg.websearch.base_url = f"http://127.0.0.1:{closed_port()}"
+        rig.assistant.parts.websearch.get().settings.base_url = rig.cfg.websearch.base_url
+    else:
+        rig.assistant.parts.websearch.get().settings.base_url = web.url
+        rig.assistant.parts.websearch.get().close()
+    web.mode = mode
+    s = rig.assistant.new_session()
+    s.always_web_search = True
+    t0 = _t.perf_counter()
+    r = rig.turn(s, "When does the office open in the morning?")
+    elapsed = _t.perf_counter() - t0
+    assert r.answer, f"{mode}: no answer ({r.notices})"
+    if mode == "huge":  # a valid (large) reply is allowed to be used
+        assert elapsed < 20, elapsed
+        return
+    assert any("web" in n.lower() for n in r.notices), f"{mode}: no notice {r.notices}"
+    assert "Traceback" not in " ".join(r.notices)
+    assert elapsed < 1.5 + 15, f"{mode}: {elapsed:.1f} s"
