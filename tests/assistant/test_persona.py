@@ -57,6 +57,8 @@ BENIGN = [
     "Who was the first president of the United States?",
     "What happens if a tenant ignores the house rules?",
     "What is the architecture of the Parthenon?",
+    "Who are the parties to the lease?",
+    "Who made the first telephone call?",
 ]
 
 
@@ -84,6 +86,8 @@ def test_configured_answers_about_hark(persona):
         ("what else can you do", "capabilities"),
         ("What are your limitations?", "limitations"),
         ("what can't you do?", "limitations"),
+        ("Who are you? Are you ChatGPT?", "identity"),
+        ("what's your name", "identity"),
     ]:
         reply = persona.check(question)
         assert reply is not None and (reply.kind, reply.topic) == ("about", topic), question
@@ -122,7 +126,9 @@ def _llm_config(tmp_path, server: LLMServer):
     cfg = make_config(tmp_path)
     cfg.llm.order = ["openai"]
     cfg.llm.providers = {
-        "openai": ProviderSettings(kind="openai", model="gpt-test", base_url=server.openai_url, key_env=["OPENAI_API_KEY"])
+        "openai": ProviderSettings(
+            kind="openai", model="gpt-test", base_url=server.openai_url, key_env=["OPENAI_API_KEY"]
+        )
     }
     cfg.llm.first_token_timeout = 5
     return cfg
@@ -134,7 +140,10 @@ def test_refusals_make_no_llm_call_and_no_retrieval(tmp_path, monkeypatch):
         server.set_default(Reply("A summary from the loopback LLM."))
         assistant = Assistant(_llm_config(tmp_path, server))
         session = assistant.new_session()
-        for text in [t for ts in SENSITIVE.values() for t in ts] + ["what can you do?", "tell me about this app"]:
+        for text in [t for ts in SENSITIVE.values() for t in ts] + [
+            "what can you do?",
+            "tell me about this app",
+        ]:
             events = list(assistant.respond(session, text))
             assert isinstance(events[0], IntentEvent) and events[0].source == "persona"
             assert not any(isinstance(e, Sources) for e in events)
