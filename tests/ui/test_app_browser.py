@@ -10,6 +10,8 @@ import shutil
 
 import pytest
 
+from tests.llm_server import LLMServer, Reply
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = "/usr/bin/chromium"
@@ -37,6 +39,39 @@ def browser(spoken_question):
         b = p.chromium.launch(executable_path=CHROMIUM, args=args)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def slow_llm_app(hark_app):
+    """A second app whose answers come slowly from a loopback OpenAI-compatible server (the
+    same models and library, shared with `hark_app`), so a person can press Stop mid-answer."""
+    from assistant.assistant import Assistant
+    from assistant.config import ProviderSettings
+    from tests.ui.conftest import free_port
+    from ui.app import build_app, serve
+    from ui.launch_plan import LaunchPlan
+
+    words = " ".join(f"word{i}" for i in range(80))
+    with LLMServer(default=Reply(f"Rent is 950 euros per month [1]. {words}", chunk_delay=0.15)) as server:
+        cfg = hark_app.cfg.model_copy(deep=True)
+        cfg._base_dir = hark_app.base_dir
+        cfg.llm.order = ["slow"]
+        cfg.llm.providers = {
+            "slow": ProviderSettings(kind="openai_compatible", model="slow", base_url=server.openai_url)
+        }
+        parts = hark_app.assistant.parts
+        assistant = Assistant(
+            cfg,
+            embedder=parts.embedder.get(),
+            store=parts.store.get(),
+            classifier=parts.classifier.get_or_none(),
+            transcriber=parts.transcriber.get_or_none(),
+            synthesiser=parts.synthesiser.get_or_none(),
+        )
+        demo = build_app(assistant, cfg)
+        url, _ = serve(demo, cfg, LaunchPlan("127.0.0.1", free_port(), False, None), block=False)
+        yield url, server
+        demo.close()
 
 
 def _open(browser, url):
@@ -173,3 +208,45 @@ def test_two_people_keep_separate_conversations_and_switches(browser, hark_app):
     assert "300 kilometres" in b.locator("#chat [data-testid='bot']").nth(1).inner_text()
     ctx_a.close()
     ctx_b.close()
+
+
+def test_stop_cancels_a_running_answer(browser, slow_llm_app):
+    url, server = slow_llm_app
+    ctx, page = _open(browser, url)
+    page.locator("#question textarea").fill("How much is the rent per month?")
+    page.locator("#question textarea").press("Enter")
+    bot = page.locator("#chat [data-testid='bot']")
+    page.wait_for_function(
+        "() => { const b = document.querySelector(\"#chat [data-testid='bot']\"); "
+        "return b && b.innerText.includes('word3'); }",
+        timeout=ANSWER_TIMEOUT,
+    )
+    page.locator("#stop").click()
+    page.wait_for_timeout(1500)
+    stopped = bot.first.inner_text()
+    page.wait_for_timeout(2500)  # at 0.15 s a word the full answer would grow by ~16 words here
+    assert bot.first.inner_text() == stopped
+    assert "Rent is 950 euros" in stopped and "word79" not in stopped
+    # the next question is answered normally
+    server.set_default(Reply("The deposit is 1,900 euros [1]."))
+    answer = _ask(page, "How much is the security deposit?", 2)
+    assert "1,900 euros" in answer
+    ctx.close()
+
+
+def test_spoken_answers_play_sentence_audio(browser, hark_app):
+    ctx, page = _open(browser, hark_app.url)
+    segments: list[str] = []
+    page.on("request", lambda r: segments.append(r.url) if "/gradio_api/stream/" in r.url else None)
+    page.get_by_role("tab", name="Settings").click()
+    page.locator("#speak input[type=checkbox]").check()
+    page.wait_for_timeout(500)
+    page.get_by_role("tab", name="Chat").click()
+    answer = _ask(page, "How much is the rent per month?", 1)
+    assert "950 euros" in answer
+    page.wait_for_function(
+        "() => { const a = document.querySelector('#speaker audio'); return a && a.duration > 1; }",
+        timeout=30_000,
+    )
+    assert any(u.endswith(".aac") for u in segments), segments  # sentence audio streamed as segments
+    ctx.close()
