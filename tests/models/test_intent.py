@@ -1,0 +1,302 @@
+"""The intent classifier: generator, the committed adapter on real queries, the eval command.
+
+The adapter under models/intent_adapter/ is loaded with the bundled MiniLM base (no download);
+the held-out queries below were written by hand for this test and come neither from the
+generator nor from the external file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from models.errors import HarkError, ModelLoadError
+from models.intent import IntentClassifier, eval_intents_command
+from models.intent_data import LABELS, build_dataset, generate, read_csv
+from models.settings import IntentSettings
+from tests.conftest import ROOT
+
+HELD_OUT = {
+    "rag_search": [
+        "what does the tenancy contract say about painting the walls",
+        "how do i change the water filter in my fridge",
+        "explain how vaccines train the immune system",
+        "what was the operating profit in the 2024 annual report",
+        "when is the coursework for econ 101 due",
+    ],
+    "web_search": [
+        "is it snowing in denver right now",
+        "latest score in the cricket match",
+        "whats the price of tesla stock today",
+        "search google for a cheap dentist nearby",
+        "any breaking news this evening",
+    ],
+    "greeting": [
+        "heya, hows your week been",
+        "good morning to you",
+        "thanks heaps, thats great",
+        "alright im logging off now, bye",
+        "hey hey hark",
+    ],
+    "conversation_meta": [
+        "what was the very first thing i asked you today",
+        "repeat your previous answer please",
+        "can you summarise what weve covered",
+        "what did you tell me about the notice period earlier",
+        "which files did you use to answer that",
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def settings() -> IntentSettings:
+    from assistant.config import load_config
+
+    return load_config(ROOT / "config.yaml").intent
+
+
+@pytest.fixture(scope="module")
+def classifier(settings) -> IntentClassifier:
+    clf = IntentClassifier(settings, ROOT)
+    clf.warm_up()
+    return clf
+
+
+# --- the generator -----------------------------------------------------------------------------
+
+
+def test_generator_size_balance_and_unique_rows():
+    rows = generate(4000, seed=42)
+    assert len(rows) == 4000
+    assert Counter(r.label for r in rows) == {lab: 1000 for lab in LABELS}
+    assert len({r.text.lower() for r in rows}) == 4000
+    texts = " ".join(r.text.lower() for r in rows if r.label == "rag_search")
+    for domain_word in ("regulation", "manual", "report", "syllabus", "lease", "photosynthesis"):
+        assert domain_word in texts, domain_word
+    # realistic noise: casual spellings and typos are present but not everywhere
+    casual = sum(
+        1 for r in rows if any(w in r.text.lower().split() for w in ("u", "pls", "rn", "whats", "thx"))
+    )
+    assert 0.03 * len(rows) < casual < 0.5 * len(rows)
+
+
+def test_split_is_stratified_80_20_and_seeded(tmp_path):
+    a = build_dataset(4000, 42, tmp_path / "a")
+    b = build_dataset(4000, 42, tmp_path / "b")
+    c = build_dataset(4000, 7, tmp_path / "c")
+    assert (a.n_train, a.n_test) == (3200, 800)
+    assert a.train.read_bytes() == b.train.read_bytes() and a.test.read_bytes() == b.test.read_bytes()
+    assert a.train.read_bytes() != c.train.read_bytes()
+    train, test = read_csv(a.train), read_csv(a.test)
+    assert Counter(e.label for e in test) == {lab: 200 for lab in LABELS}
+    assert Counter(e.label for e in train) == {lab: 800 for lab in LABELS}
+    assert not {e.text for e in train} & {e.text for e in test}
+    with open(a.train, newline="") as f:
+        assert next(csv.reader(f)) == ["text", "label"]
+
+
+def test_external_file_is_balanced_and_shares_only_trivial_greetings():
+    external = read_csv(ROOT / "models" / "intent_external.csv")
+    counts = Counter(e.label for e in external)
+    assert len(external) >= 200 and min(counts.values()) >= 50, counts
+    generated = {r.text.lower() for r in generate(4000, seed=42)}
+    shared = [e for e in external if e.text.lower() in generated]
+    assert all(e.label == "greeting" and len(e.text.split()) <= 3 for e in shared), shared
+
+
+# --- the committed adapter ---------------------------------------------------------------------
+
+
+def test_committed_adapter_is_small_and_complete(settings):
+    adapter = ROOT / settings.adapter_dir
+    for name in ("adapter_config.json", "adapter_model.safetensors", "label_map.json", "MODEL_CARD.md"):
+        assert (adapter / name).is_file(), name
+    assert (adapter / "adapter_model.safetensors").stat().st_size < 2_000_000
+    assert json.loads((adapter / "label_map.json").read_text())["labels"] == list(LABELS)
+
+
+def test_predicts_held_out_queries(classifier):
+    wrong = []
+    for label, texts in HELD_OUT.items():
+        preds = classifier.predict_batch(texts)
+        misses = [(t, p.label) for t, p in zip(texts, preds, strict=True) if p.label != label]
+        wrong += misses
+        assert len(misses) <= 1, (label, misses)
+    assert len(wrong) <= 2, wrong
+
+
+def test_prediction_shape_and_batch_consistency(classifier):
+    texts = [t for group in HELD_OUT.values() for t in group[:2]] + ["", "   "]
+    batch = classifier.predict_batch(texts)
+    for text, p in zip(texts, batch, strict=True):
+        assert set(p.scores) == set(LABELS)
+        assert sum(p.scores.values()) == pytest.approx(1.0, abs=1e-4)
+        assert p.confidence == pytest.approx(max(p.scores.values())) and p.scores[p.label] == p.confidence
+        single = classifier.predict(text)
+        assert single.label == p.label and single.confidence == pytest.approx(p.confidence, abs=1e-4)
+
+
+def test_onnx_runtime_matches_pytorch(classifier, settings):
+    assert classifier.runtime == "onnx"
+    eager = IntentClassifier(settings.model_copy(update={"runtime": "torch"}), ROOT)
+    texts = [t for group in HELD_OUT.values() for t in group]
+    for a, b in zip(classifier.predict_batch(texts), eager.predict_batch(texts), strict=True):
+        assert a.label == b.label
+        assert max(abs(a.scores[k] - b.scores[k]) for k in a.scores) < 1e-4
+
+
+def test_unusable_onnx_cache_degrades_to_pytorch(settings, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("HARK_CACHE", str(blocker))
+    clf = IntentClassifier(settings, ROOT)
+    assert clf.runtime == "torch"
+    assert clf.predict("what did i ask you first").label == "conversation_meta"
+
+
+def test_warm_up_loads_once_across_threads(settings):
+    clf = IntentClassifier(settings, ROOT)
+    calls = []
+    original = clf._load
+
+    def counting_load() -> None:
+        calls.append(1)
+        original()
+
+    clf._load = counting_load  # type: ignore[method-assign]
+    threads = [threading.Thread(target=clf.warm_up) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    assert clf.predict("hello there").label == "greeting"
+
+
+def test_missing_or_mismatched_adapter_is_a_clear_error(tmp_path, settings):
+    with pytest.raises(ModelLoadError, match="no trained intent adapter") as exc:
+        IntentClassifier(settings.model_copy(update={"adapter_dir": str(tmp_path / "none")}), ROOT).warm_up()
+    assert "train-intents" in exc.value.hint
+    other = settings.model_copy(update={"base_model": "roberta-base"})
+    with pytest.raises(ModelLoadError, match="was trained on"):
+        IntentClassifier(other, ROOT).warm_up()
+
+
+# --- the eval command --------------------------------------------------------------------------
+
+
+def _f1_from_confusion(m: list[list[int]]) -> float:
+    f1s = []
+    for i in range(len(m)):
+        tp = m[i][i]
+        fp = sum(m[r][i] for r in range(len(m))) - tp
+        fn = sum(m[i]) - tp
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0)
+    return sum(f1s) / len(f1s)
+
+
+def test_eval_command_prints_and_writes_json(tmp_path, settings, capsys):
+    rows = [
+        ("whats in chapter 2 of the employee handbook about sick days", "rag_search"),
+        ("how does a heat exchanger work", "rag_search"),
+        ("will it be windy in cardiff tomorrow", "web_search"),
+        ("current price of a barrel of oil", "web_search"),
+        ("hiya!", "greeting"),
+        ("cheers, bye", "greeting"),
+        ("what was the last thing i asked", "conversation_meta"),
+        ("say that again but shorter", "conversation_meta"),
+    ]
+    data = tmp_path / "tiny.csv"
+    with open(data, "w", newline="") as f:
+        csv.writer(f).writerows([("text", "label"), *rows])
+    out = tmp_path / "out" / "intents.json"
+    assert eval_intents_command(settings, data, str(out), base_dir=ROOT) == 0
+    printed = capsys.readouterr().out
+    assert "macro-F1" in printed and "confusion" in printed
+    result = json.loads(out.read_text())
+    assert list(result) == ["accuracy", "macro_f1", "labels", "confusion"]
+    assert result["labels"] == list(LABELS)
+    m = result["confusion"]
+    assert len(m) == 4 and all(len(r) == 4 for r in m) and sum(map(sum, m)) == len(rows)
+    assert [sum(r) for r in m] == [2, 2, 2, 2]
+    assert result["accuracy"] == pytest.approx(sum(m[i][i] for i in range(4)) / len(rows))
+    assert result["macro_f1"] == pytest.approx(_f1_from_confusion(m))
+    assert result["accuracy"] >= 0.75
+
+
+def test_eval_command_through_launch(tmp_path):
+    import launch
+
+    data = tmp_path / "two.csv"
+    data.write_text("text,label\nhello,greeting\nwhat's the weather in oslo right now,web_search\n")
+    out = tmp_path / "r.json"
+    assert launch.main(["eval", "intents", "--file", str(data), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["labels"] == list(LABELS)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("text,label\nhi,smalltalk\n", "unknown label"),
+        ("question,intent\nhi,greeting\n", "header"),
+        ("text,label\n", "no rows"),
+    ],
+)
+def test_bad_csv_is_a_user_error(tmp_path, content, message):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(content)
+    with pytest.raises(HarkError, match=message):
+        read_csv(bad)
+    with pytest.raises(HarkError):
+        read_csv(Path(tmp_path / "missing.csv"))
+
+
+# --- training ----------------------------------------------------------------------------------
+
+
+def test_lora_recipe_trains_only_the_adapters_and_the_head(settings):
+    from models.intent_train import build_lora_model
+
+    _, model = build_lora_model(settings)
+    trainable = {n: p.numel() for n, p in model.named_parameters() if p.requires_grad}
+    assert all("lora_" in n or "classifier" in n for n in trainable), sorted(trainable)
+    assert any(".query.lora_A" in n for n in trainable) and any(".key.lora_A" in n for n in trainable)
+    assert not any(".value." in n for n in trainable)
+    # 6 layers × (query, key) × (A: r×384 + B: 384×r) + head (384×4 + 4): the MiniLM recipe's count
+    assert sum(trainable.values()) == 6 * 2 * (8 * 384 + 384 * 8) + 384 * 4 + 4
+
+
+@pytest.mark.slow
+def test_train_command_writes_a_loadable_adapter_and_card(tmp_path, settings, capsys):
+    from models.intent_train import train_command
+
+    small = settings.model_copy(
+        update={
+            "adapter_dir": str(tmp_path / "adapter"),
+            "data_dir": str(tmp_path / "data"),
+            "external_file": str(ROOT / "models" / "intent_external.csv"),
+            "dataset_rows": 160,
+            "epochs": 1,
+            "learning_rate": 2e-3,
+            "compare_learning_rates": [],
+        }
+    )
+    assert train_command(small, ROOT) == 0
+    adapter = tmp_path / "adapter"
+    assert (tmp_path / "data" / "train.csv").is_file() and (tmp_path / "data" / "test.csv").is_file()
+    card = (adapter / "MODEL_CARD.md").read_text()
+    assert "Training curves" in card and "learning rate | 0.002" in card
+    log = json.loads((adapter / "training_log.json").read_text())
+    assert log["n_train"] + log["n_val"] + log["n_test"] == 160 and len(log["runs"][0]["curve"]) == 1
+    assert (
+        json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"]
+        == settings.base_model
+    )
+    pred = IntentClassifier(small, ROOT).predict("hello")
+    assert pred.label in LABELS
+    assert "external macro-F1" in capsys.readouterr().out
