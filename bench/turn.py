@@ -1,0 +1,128 @@
+"""Per-stage latency of one turn (`Assistant.respond`) on a small real library, plus the cost of the
+conversation stages themselves (persona, routing, follow-up rewrite, trace).
+
+    python bench/turn.py [--dataset ../shared/data/eval/xquad_en] [--docs 60] [--questions 40]
+
+Builds a LanceDB library from the first `--docs` paragraphs of a BEIR-layout set (real Ingestor,
+MiniLM), asks `--questions` of its questions whose gold paragraph is in the library — each in a
+fresh session, then once more as a two-turn dialogue with a follow-up — and prints the median and
+90th percentile of each stage's milliseconds (from the turn traces), and how often the answer holds
+a gold answer string (extractive answers, no LLM). Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+for _k in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "SERPAPI_API_KEY"):
+    os.environ.pop(_k, None)  # extractive answers only: the numbers must not depend on a provider
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default=str(ROOT.parent / "shared" / "data" / "eval" / "xquad_en"))
+    ap.add_argument("--docs", type=int, default=60)
+    ap.add_argument("--questions", type=int, default=40)
+    args = ap.parse_args()
+
+    from assistant.assistant import Assistant
+    from assistant.config import load_config
+    from assistant.persona import Persona
+    from assistant.routing import route
+    from knowledge.ingest import Ingestor
+    from knowledge.store import ChunkStore
+    from models.embedder import MiniLMEmbedder
+
+    data = Path(args.dataset)
+    corpus = [json.loads(x) for x in (data / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    corpus = corpus[: args.docs]
+    ids = {d["_id"] for d in corpus}
+    gold: dict[str, str] = {}
+    for line in (data / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        qid, did, *_ = line.split("\t")
+        gold[qid] = did
+    queries = [json.loads(x) for x in (data / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    queries = [q for q in queries if gold.get(q["_id"]) in ids][: args.questions]
+
+    tmp = Path(tempfile.mkdtemp(prefix="hark-bench-turn-"))
+    docs = tmp / "docs"
+    docs.mkdir()
+    for d in corpus:
+        (docs / f"{d['_id']}.txt").write_text(f"{d['title']}\n\n{d['text']}\n", encoding="utf-8")
+    cfg = load_config(ROOT / "config.yaml")
+    cfg._base_dir = tmp
+    cfg.embedder.backend = "minilm"
+    cfg.intent.adapter_dir = str(ROOT / cfg.intent.adapter_dir)
+    emb = MiniLMEmbedder(cfg.embedder)
+    emb.warm_up()
+    store = ChunkStore.open(cfg.lancedb_uri, emb.identity, emb.dim, cfg.store)
+    t0 = time.perf_counter()
+    Ingestor(store, emb, cfg.ingest).ingest([docs])
+    print(f"library: {store.count()} chunks from {len(corpus)} paragraphs in {time.perf_counter() - t0:.1f} s")
+
+    a = Assistant(cfg, embedder=emb, store=store)
+    a.parts.classifier.get_or_none()  # the committed intent classifier when there is one, else rules
+    list(a.respond(a.new_session(), "warm-up question about the library"))  # loads lazily built parts
+
+    stages: dict[str, list[float]] = defaultdict(list)
+    correct = 0
+    for q in queries:
+        done = list(a.respond(a.new_session(), q["text"]))[-1]
+        for name, ms in done.trace["timings_ms"].items():
+            stages[name].append(float(ms))
+        own = sum(done.trace["timings_ms"].get(k, 0.0) for k in ("persona", "intent", "rewrite"))
+        stages["(persona+intent+rewrite)"].append(own)
+        answers = [x.lower() for x in q.get("answers", [])]
+        correct += any(x in done.answer.text.lower() for x in answers)
+    follow: list[float] = []
+    for q in queries[:10]:
+        s = a.new_session()
+        list(a.respond(s, q["text"]))
+        done = list(a.respond(s, "tell me more"))[-1]
+        follow.append(done.trace["timings_ms"].get("rewrite", 0.0))
+
+    persona = Persona()
+    texts = [q["text"] for q in queries] * 25
+    t = time.perf_counter()
+    for x in texts:
+        persona.check(x)
+    persona_us = (time.perf_counter() - t) / len(texts) * 1e6
+    t = time.perf_counter()
+    for x in texts:
+        route(x, always_web=False, classifier=None, threshold=0.5)
+    rules_us = (time.perf_counter() - t) / len(texts) * 1e6
+
+    print(f"\nturn stages over {len(queries)} questions (fresh session each; extractive answers; "
+          f"intent: {'classifier' if a.parts.classifier.loaded else 'rules'})")  # fmt: skip
+    print("| stage | median ms | p90 ms | n |\n|---|---|---|---|")
+    for name in sorted(stages, key=lambda n: -statistics.median(stages[n])):
+        v = stages[name]
+        print(f"| {name} | {statistics.median(v):.1f} | {_pct(v, 0.9):.1f} | {len(v)} |")
+    print(f"| rewrite of a follow-up ('tell me more', heuristic) | {statistics.median(follow):.2f} | "
+          f"{_pct(follow, 0.9):.2f} | {len(follow)} |")  # fmt: skip
+    print(f"\npersona check: {persona_us:.0f} µs per question; rule routing: {rules_us:.0f} µs per question")
+    print(f"answer contains a gold answer string: {correct}/{len(queries)} = {correct / max(1, len(queries)):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
