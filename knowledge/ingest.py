@@ -327,6 +327,9 @@ class _Run:
         for sp in gone + orphans:
             t0 = time.perf_counter()
             self.store.delete_document(sp)
+            for h in self.owned.pop(sp, set()):
+                if self.owners.get(h) == sp:
+                    del self.owners[h]
             reason = "no longer in the folder" if sp in gone else "left over from an interrupted run"
             self._result(sp, "removed", t0, reason=reason)
             self.released = True
