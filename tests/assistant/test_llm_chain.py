@@ -73,10 +73,10 @@ def test_clean_stream_from_the_first_provider(llm_server, keys, no_key_leak):
 def test_error_before_first_token_fails_over_at_once(status, llm_server, keys, no_key_leak):
     llm_server.script(MODELS["gemini"], Fail(status))
     llm_server.script(MODELS["openai"], Reply("Three months [2]."))
-    events, answer, elapsed = _run(_answerer(llm_server))
+    events, answer, elapsed = _run(_answerer(llm_server, first_token_timeout=8.0))
     assert answer.provider == "openai"
     assert answer.text == "Three months [1]."
-    assert elapsed < 2.0, "failover should not wait for any timeout"
+    assert elapsed < 4.0, "failover should not wait for the (8 s) first-token timeout"
     attempts = answer.trace["attempts"]
     assert attempts[0]["provider"] == "gemini" and attempts[0]["status"] == status
     assert not any(isinstance(e, Restart) for e in events)  # nothing was streamed, nothing to void
@@ -113,7 +113,7 @@ def test_connection_dropped_mid_stream_restarts_with_the_next_provider(llm_serve
         MODELS["gemini"], Drop(["The tenant ", "must give ", "ZZZ-partial ", "never sent"], after=3)
     )
     llm_server.script(MODELS["openai"], Reply("Three months' notice, in writing [2]."))
-    events, answer, elapsed = _run(_answerer(llm_server))
+    events, answer, elapsed = _run(_answerer(llm_server, first_token_timeout=8.0))
     restarts = [e for e in events if isinstance(e, Restart)]
     assert len(restarts) == 1 and "gemini" in restarts[0].text
     # the partial text came through before the notice, and none of it is in the answer
@@ -123,7 +123,7 @@ def test_connection_dropped_mid_stream_restarts_with_the_next_provider(llm_serve
     assert _streamed(events) == answer.text
     assert answer.provider == "openai" and answer.trace["restarts"] == 1
     assert answer.trace["attempts"][0]["outcome"] == "broken"
-    assert elapsed < 2.0
+    assert elapsed < 4.0  # the drop is seen at once, not after the (8 s) stall timeout
 
 
 def test_all_providers_down_gives_the_extractive_answer(llm_server, keys, no_key_leak):
@@ -187,7 +187,7 @@ def test_cancel_stops_the_stream_promptly(llm_server, keys):
     stop_delay = time.monotonic() - t_cancel
     answer = got[-1]
     assert isinstance(answer, TracedAnswer) and answer.trace["cancelled"]
-    assert stop_delay < 0.5, f"the stream went on for {stop_delay:.2f} s after cancel"
+    assert stop_delay < 1.0, f"the stream went on for {stop_delay:.2f} s after cancel"
     assert len([e for e in got if isinstance(e, Token)]) <= 4
     assert len(llm_server.requests) == 1  # no failover after a cancel
 
