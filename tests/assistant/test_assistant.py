@@ -33,7 +33,9 @@ def library(tmp_path_factory, minilm):
 
 
 def _assistant(cfg, library, **parts):
-    return Assistant(cfg, embedder=library.embedder, store=library.store, classifier=shared_classifier(), **parts)
+    return Assistant(
+        cfg, embedder=library.embedder, store=library.store, classifier=shared_classifier(), **parts
+    )
 
 
 def _events(assistant, session, text, cancel=None):
@@ -186,3 +188,16 @@ def test_status_reports_parts_and_never_keys(tmp_path, library, monkeypatch):
     assert st["embedder"]["identity"] == library.embedder.identity and st["chunks"] >= 3
     assert ("openai", True) in st["providers"] and ("extractive", True) in st["providers"]
     assert "sk-test-STATUS" not in repr(st)
+
+
+def test_warm_up_names_the_model_that_failed_and_what_to_do(tmp_path, library):
+    from models.errors import HarkError
+
+    cfg = make_config(tmp_path, library, intent__adapter_dir=str(tmp_path / "no-adapter"))
+    a = Assistant(cfg, embedder=library.embedder, store=library.store)
+    with pytest.raises(HarkError) as info:
+        a.warm_up(speech=False, tts=False)
+    assert "intent adapter" in info.value.message and "train-intents" in info.value.hint
+    # the app can still answer: routing degrades to rules, and the turn goes on
+    done = _events(a, a.new_session(), "How much is the monthly rent?")[-1]
+    assert "950 euros" in done.answer.text and done.trace["intent"]["source"] == "rules"

@@ -8,7 +8,9 @@ from assistant.memory import ConversationMemory, Exchange, count_tokens
 
 
 def _ex(i: int, words: int = 5) -> Exchange:
-    return Exchange(user=f"question {i} about topic{i}?", assistant=f"Answer {i} says fact{i}. " + "filler " * words)
+    return Exchange(
+        user=f"question {i} about topic{i}?", assistant=f"Answer {i} says fact{i}. " + "filler " * words
+    )
 
 
 def _fill(mem: ConversationMemory, n: int, words: int = 5) -> None:
@@ -97,3 +99,26 @@ def test_switching_strategy_folds_or_forgets():
     assert mem.exchanges == [] and mem.summary == "" and mem.questions == []
     with pytest.raises(ValueError):
         mem.strategy = "forever"  # type: ignore[assignment]
+
+
+def test_the_assistant_summarises_through_the_real_llm_chain(tmp_path, monkeypatch):
+    from assistant.assistant import Assistant
+    from assistant.config import ProviderSettings
+    from tests.assistant.turn_fixtures import make_config
+    from tests.llm_server import LLMServer, Reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-MEMORY")
+    with LLMServer() as server:
+        server.set_default(Reply("The user greeted Hark twice."))
+        cfg = make_config(tmp_path, memory__window_exchanges=1)
+        cfg.llm.order = ["openai"]
+        cfg.llm.providers = {"openai": ProviderSettings(kind="openai", model="gpt-test", base_url=server.openai_url,
+                                                        key_env=["OPENAI_API_KEY"])}  # fmt: skip
+        a = Assistant(cfg)
+        s = a.new_session()
+        for text in ("hello", "hi there", "good morning"):
+            list(a.respond(s, text))
+        assert [e.user for e in s.memory.exchanges] == ["good morning"]
+        assert s.memory.summary.startswith("The user greeted Hark twice.")
+        prompts = [" ".join(m["content"] for m in r.body["messages"]) for r in server.requests]
+        assert len(prompts) == 2 and "Summarise the conversation" in prompts[0] and "User: hello" in prompts[0]
