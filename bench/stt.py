@@ -48,6 +48,7 @@ class Row:
     threads: int
     texts: list[str] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # process CPU seconds: less sensitive to other load
 
 
 def _hark_kwargs(s: SpeechSettings) -> dict[str, Any]:
@@ -104,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         for clip in clips:
             for tr in transcribers if rnd % 2 == 0 else transcribers[::-1]:
                 for setting in settings_names if rnd % 2 == 0 else settings_names[::-1]:
+                    cpu0 = time.process_time()
                     text, secs = _run_once(tr, setting, clip.path)
+                    groups[(id(tr), setting)].cpu.append(time.process_time() - cpu0)
                     groups[(id(tr), setting)].times.append(secs)
                     if rnd == 0:
                         groups[(id(tr), setting)].texts.append(text)
@@ -118,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.rounds} rounds, {os.cpu_count()} CPUs, load average {load_before:.1f} before / "
         f"{os.getloadavg()[0]:.1f} after\n"
     )
-    print("| model | threads | setting | WER | p50 s | p90 s | defaults p50 / this p50 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | threads | setting | WER | p50 s | p90 s | defaults p50 / this p50 | CPU s p50 |")
+    print("|---|---|---|---|---|---|---|---|")
     out = []
     for row in rows:
         p50 = statistics.median(row.times)
@@ -127,11 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         base = next(r for r in rows if (r.model, r.threads, r.setting) == (row.model, row.threads, DEFAULTS))
         ratio = statistics.median(base.times) / p50
         w = wer(refs, row.texts)
+        cpu = statistics.median(row.cpu)
         print(
-            f"| {row.model} | {row.threads} | {row.setting} | {w:.1%} | {p50:.3f} | {p90:.3f} | {ratio:.2f}× |"
+            f"| {row.model} | {row.threads} | {row.setting} | {w:.1%} | {p50:.3f} | {p90:.3f} | {ratio:.2f}× "
+            f"| {cpu:.2f} |"
         )
         out.append({"model": row.model, "threads": row.threads, "setting": row.setting, "wer": w,
-                    "p50": p50, "p90": p90, "speedup_vs_defaults": ratio, "texts": row.texts})  # fmt: skip
+                    "p50": p50, "p90": p90, "cpu_p50": cpu, "speedup_vs_defaults": ratio, "texts": row.texts})  # fmt: skip
     if args.json_out:
         Path(args.json_out).write_text(
             json.dumps({"clips": [str(c.path) for c in clips], "rows": out}, indent=1)
