@@ -34,6 +34,7 @@ from tests.audio_data import librivox_clips  # noqa: E402
 
 HARK = "hark"
 DEFAULTS = "defaults"
+DEFAULTS_EN = "defaults + language forced"
 ABLATIONS: dict[str, dict[str, Any]] = {
     "hark + beam 5": {"beam_size": 5},
     "hark - VAD": {"vad_filter": False},
@@ -69,6 +70,8 @@ def _run_once(tr: Transcriber, setting: str, path: Path) -> tuple[str, float]:
     t0 = time.perf_counter()
     if setting == DEFAULTS:
         segments, _ = model.transcribe(str(path))  # faster-whisper's defaults: beam 5, no VAD, …
+    elif setting == DEFAULTS_EN:
+        segments, _ = model.transcribe(str(path), language=tr.settings.language)
     else:
         kwargs = _hark_kwargs(tr.settings) | ABLATIONS[setting]
         segments, _ = model.transcribe(str(path), **kwargs)
@@ -87,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load_before = os.getloadavg()[0]
     clips = librivox_clips()
-    settings_names = [HARK, DEFAULTS] + (list(ABLATIONS) if args.ablations else [])
+    settings_names = [HARK, DEFAULTS] + ([DEFAULTS_EN, *ABLATIONS] if args.ablations else [])
     transcribers: list[Transcriber] = []
     for name in args.models.split(","):
         for threads in [int(t) for t in args.threads.split(",")]:
