@@ -14,6 +14,7 @@ building happens before the request, so it is not in this number; it is timed se
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -29,7 +30,7 @@ from assistant.events import Token  # noqa: E402
 from assistant.llm.base import CallContext, CallOptions  # noqa: E402
 from assistant.llm.chain import LLMChain, make_provider  # noqa: E402
 from knowledge.types import Hit  # noqa: E402
-from tests.llm_server import LLMServer, Reply  # noqa: E402
+from tests.llm_server import Drop, Fail, LLMServer, Reply  # noqa: E402
 
 KEYS = {"OPENAI_API_KEY": "sk-bench", "GROQ_API_KEY": "gsk-bench", "GEMINI_API_KEY": "gm-bench"}
 EVIDENCE = [
@@ -101,6 +102,49 @@ def run(runs: int) -> list[tuple[str, str, list[float]]]:
     return rows
 
 
+def failover(runs: int) -> list[tuple[str, float]]:
+    """Caller's first token of the answer that counts, gemini scripted to fail, openai answering."""
+    os.environ.update(KEYS)
+    rows: list[tuple[str, float]] = []
+    with LLMServer(default=Reply(REPLY, ttft=0.02)) as server:
+        providers = {
+            "gemini": ProviderSettings(
+                kind="gemini", model="m-gemini", base_url=server.url, key_env=["GEMINI_API_KEY"]
+            ),
+            "openai": ProviderSettings(
+                kind="openai", model="m-openai", base_url=server.openai_url, key_env=["OPENAI_API_KEY"]
+            ),
+        }
+        settings = LLMSettings(
+            order=["gemini", "openai"], providers=providers, first_token_timeout=10, cooldown_seconds=0
+        )
+        chain = LLMChain(settings)
+        chain.warm_up()
+        answerer = Answerer(settings, PromptSettings(), chain=chain)
+        cases = {
+            "clean (gemini answers)": None,
+            "gemini 500 → openai": Fail(500),
+            "gemini 429 → openai": Fail(429),
+            "gemini drops mid-stream → openai": Drop(REPLY, after=3),
+        }
+        for label, behaviour in cases.items():
+            times: list[float] = []
+            for i in range(runs + 2):
+                if behaviour is not None:
+                    server.script("m-gemini", behaviour)
+                t = time.perf_counter()
+                restarted = False
+                for event in answerer.stream("What is the notice period?", EVIDENCE):
+                    if type(event).__name__ == "Restart":
+                        restarted = True
+                    if isinstance(event, Token) and (restarted or not isinstance(behaviour, Drop)):
+                        if i >= 2:
+                            times.append((time.perf_counter() - t) * 1000)
+                        break
+            rows.append((label, statistics.median(times)))
+    return rows
+
+
 def _pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, int(q * len(s)))]
@@ -110,6 +154,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=60)
     args = ap.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # the scripted failures would log warnings
 
     builder = Answerer(LLMSettings(), PromptSettings()).builder
     t = time.perf_counter()
@@ -131,6 +176,13 @@ def main() -> None:
     for name in ("openai", "groq", "gemini"):
         added = p50[(name, "answerer")] - p50[(name, "raw SDK")]
         print(f"| {name} | {added:.2f} ms | {p50[(name, 'chain')] - p50[(name, 'raw SDK')]:.2f} ms |")
+    print()
+    print(
+        "| scenario (Answerer, loopback, server time-to-first-token 20 ms) | caller's first valid token, p50 ms |"
+    )
+    print("|---|---|")
+    for label, value in failover(max(10, args.runs // 3)):
+        print(f"| {label} | {value:.1f} |")
     print(f"\nprompt building (8 blocks + history), before the request: {build_ms:.3f} ms per prompt")
 
 

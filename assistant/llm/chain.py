@@ -149,6 +149,8 @@ class LLMChain:
         )
         attempts: list[Attempt] = []
         for provider in self.providers:
+            if cancel is not None and cancel.is_set():
+                break
             if not provider.settings.enabled:
                 continue
             if not provider.available():
