@@ -6,9 +6,10 @@
 - ``summary``: only a running summary of every exchange;
 - ``none``: nothing.
 
-Summaries come from a summariser callable (the LLM chain, wired by the Assistant) when it returns
-text, and are extractive otherwise (each folded exchange becomes "User asked …; Hark answered …"
-with the first sentence of the answer). ``history()`` — what a prompt receives — always stays
+Summaries are extractive at once (each folded exchange becomes "User asked …; Hark answered …" with
+the first sentence of the answer), and, when a summariser callable is wired (the LLM chain, by the
+Assistant), rewritten by it in a background thread so a turn never waits for a summary; when the
+LLM gives nothing the extractive summary stays. ``history()`` — what a prompt receives — always stays
 within ``history_token_budget`` (an approximate count: words and punctuation marks), dropping the
 oldest verbatim exchanges first and then trimming the summary from its oldest end.
 
@@ -105,6 +106,11 @@ class ConversationMemory:
         self._exchanges: list[Exchange] = []
         self._summary = ""
         self._questions: list[str] = []
+        self._pending: list[Exchange] = []  # folded exchanges not yet in an LLM summary
+        self._llm_base = ""  # the last summary the LLM wrote (or the extractive one it failed on)
+        self._generation = 0
+        self._idle = threading.Event()
+        self._idle.set()
         self._lock = threading.RLock()
 
     # ---- strategy -------------------------------------------------------------------------------
@@ -196,9 +202,21 @@ class ConversationMemory:
             self._exchanges.clear()
             self._summary = ""
             self._questions.clear()
+            self._pending.clear()
+            self._llm_base = ""
+            self._generation += 1  # a summary being written for the old conversation is dropped
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until no LLM summary is being written (tests, shutdown). True when idle."""
+        return self._idle.wait(timeout)
 
     def _fold(self) -> None:
-        """Move exchanges the strategy does not keep verbatim into the running summary."""
+        """Move exchanges the strategy does not keep verbatim into the running summary.
+
+        The extractive summary is updated at once, so the turn never waits for an LLM; when a
+        summariser is wired, a background worker then rewrites the summary with it (one worker per
+        memory, folds queued in order) and swaps it in.
+        """
         if self._strategy == "buffer":
             return
         keep = self.window_exchanges if self._strategy == "window" else 0
@@ -206,17 +224,42 @@ class ConversationMemory:
             return
         n_old = len(self._exchanges) - keep
         old, self._exchanges = self._exchanges[:n_old], self._exchanges[n_old:]
-        self._summary = self._summarise(old)
+        self._summary = self._cap(extractive_summary(self._summary, old))
+        if self.summariser is None:
+            return
+        self._pending.extend(old)
+        if self._idle.is_set():
+            self._idle.clear()
+            threading.Thread(target=self._summarise_pending, name="memory-summary", daemon=True).start()
 
-    def _summarise(self, old: list[Exchange]) -> str:
-        text: str | None = None
-        if self.summariser is not None:
-            try:
-                text = self.summariser(self._summary, old)
-            except Exception as exc:  # noqa: BLE001 - a failing LLM degrades to the extractive summary
-                log.warning("LLM summary failed (%s); using an extractive summary", type(exc).__name__)
-                text = None
-        if not text or not text.strip():
-            text = extractive_summary(self._summary, old)
-        # the summary alone never exceeds the prompt budget
+    def _cap(self, text: str) -> str:
+        # the summary alone never exceeds half the prompt budget
         return trim_to_budget(text.strip(), max(16, self.token_budget // 2), keep="end")
+
+    def _summarise_pending(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    batch, base, generation = list(self._pending), self._llm_base, self._generation
+                    if not batch or self.summariser is None:
+                        return
+                text: str | None = None
+                try:
+                    text = self.summariser(base, batch)  # type: ignore[misc]
+                except Exception as exc:  # noqa: BLE001 - the extractive summary stays
+                    log.warning("LLM summary failed (%s); keeping the extractive summary", type(exc).__name__)
+                with self._lock:
+                    if generation != self._generation:
+                        continue  # the conversation was cleared meanwhile
+                    del self._pending[: len(batch)]
+                    if text and text.strip():
+                        self._llm_base = self._cap(text)
+                        # exchanges folded while the LLM was writing are appended extractively
+                        self._summary = self._cap(extractive_summary(self._llm_base, self._pending))
+                    else:
+                        # no LLM summary: keep the extractive one as the base, do not retry this batch
+                        self._llm_base = self._summary
+                        self._pending.clear()
+                        return
+        finally:
+            self._idle.set()
