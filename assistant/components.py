@@ -44,7 +44,7 @@ class Lazy(Generic[T]):
                 if self._value is None:
                     self._value = self._factory()
                     self.error = ""
-                    log.info("%s ready", self.name)
+                    log.debug("%s ready", self.name)
         return self._value  # type: ignore[return-value]
 
     def get_or_none(self) -> T | None:

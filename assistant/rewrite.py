@@ -46,7 +46,8 @@ _EXPLETIVE = re.compile(r"^\s*(is|was) it (true|possible|allowed|legal|ok|okay|n
 _WH = re.compile(
     r"^\s*(please\s+)?(can you\s+|could you\s+)?(tell me( about)?|explain|describe|what|which|who|whom|whose|where|when|why|"
     r"how( many| much| long| often| do| does| did| is| are| can)?)\b\s*"
-    r"((is|are|was|were|do|does|did|can|could|should|would|will|has|have|had|the meaning of)\b\s*)?",
+    r"((is|are|was|were|do|does|did|can|could|should|would|will|must|may|might|shall|has|have|had|"
+    r"the meaning of)\b\s*)?",
     re.I,
 )
 _LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$", re.M)

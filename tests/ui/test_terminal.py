@@ -72,7 +72,7 @@ def test_ask_prints_the_answer_and_its_sources(tmp_path, library):
 
 
 def test_chat_commands_answers_and_typing_fallback(tmp_path, library, capsys):
-    cfg = make_config(tmp_path, library, tts__enabled=True)
+    cfg = make_config(tmp_path, library)
     a = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=shared_classifier())
     lines = iter([
         "hello", "/memory buffer", "/web on", "/web off", "How much is the monthly rent?",
@@ -97,10 +97,17 @@ def test_chat_commands_answers_and_typing_fallback(tmp_path, library, capsys):
     assert "950 euros" in o and "[1] Rental agreement for Flat 4B (lease.md)" in o
     assert "(searching for:" in e  # the follow-up was rewritten
     assert 'Your first question was: "hello"' in o
-    assert "memory strategies: window, buffer, summary, none (now buffer)" in o and "unknown command /bogus" in o
+    assert (
+        "memory strategies: window, buffer, summary, none (now buffer)" in o and "unknown command /bogus" in o
+    )
     s = chat.session
     assert s.memory_strategy == "buffer" and not s.always_web_search
-    assert s.memory.questions == ["hello", "How much is the monthly rent?", "what about dogs?", "What was my first question?"]
+    assert s.memory.questions == [
+        "hello",
+        "How much is the monthly rent?",
+        "what about dogs?",
+        "What was my first question?",
+    ]
 
 
 def test_chat_ends_on_end_of_input(tmp_path, library):
