@@ -231,3 +231,27 @@ def test_not_known_from_the_llm_is_recorded(llm_server, keys):
     _, answer, _ = _run(_answerer(llm_server))
     assert answer.not_known and answer.text == NOT_KNOWN and answer.cited == []
     assert answer.provider == "gemini"
+
+
+def test_cancel_before_the_call_sends_nothing(llm_server, keys):
+    cancel = threading.Event()
+    cancel.set()
+    _, answer, _ = _run(_answerer(llm_server), cancel=cancel)
+    assert answer.trace["cancelled"] and llm_server.requests == []
+
+
+def test_one_chain_serves_concurrent_turns(llm_server, keys):
+    answerer = _answerer(llm_server)
+    llm_server.script(MODELS["gemini"], Reply(["Alpha ", "answer [1]."], chunk_delay=0.05))
+    llm_server.script(MODELS["gemini"], Reply(["Beta ", "answer [2]."], chunk_delay=0.05))
+    results: list[str] = []
+
+    def turn() -> None:
+        results.append(answerer.answer(QUESTION, lease_hits()).text)
+
+    threads = [threading.Thread(target=turn) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert sorted(results) == ["Alpha answer [1].", "Beta answer [1]."]
