@@ -60,7 +60,11 @@ def test_a_new_topic_is_not_rewritten(last, question):
 
 def test_helpers():
     assert topic_of("What are the penalties for late payment?") == "the penalties for late payment"
-    assert list_items(PENALTIES.assistant) == ["A late fee of 25 euros", "Interest at 8% per year", "Termination after 60 days"]
+    assert list_items(PENALTIES.assistant) == [
+        "A late fee of 25 euros",
+        "Interest at 8% per year",
+        "Termination after 60 days",
+    ]
     assert list_items("Options: 1. red 2. green 3. blue") == ["red", "green", "blue"]
     assert detect("tell me more", None) == ""
 
@@ -72,8 +76,9 @@ def chain_parts(tmp_path, monkeypatch):
         cfg = make_config(tmp_path)
         cfg.llm.order = ["openai"]
         cfg.llm.providers = {
-            "openai": ProviderSettings(kind="openai", model="gpt-test", base_url=server.openai_url,
-                                       key_env=["OPENAI_API_KEY"])  # fmt: skip
+            "openai": ProviderSettings(
+                kind="openai", model="gpt-test", base_url=server.openai_url, key_env=["OPENAI_API_KEY"]
+            )  # fmt: skip
         }
         cfg.llm.first_token_timeout = 5
         yield server, Components(cfg)

@@ -35,8 +35,16 @@ def test_two_sessions_side_by_side_keep_separate_memory_and_switches(tmp_path, l
         assert docs.memory_strategy == "window" and not docs.always_web_search and web.id != docs.id
 
         questions = {
-            web.id: ["How much is the monthly rent?", "How tall is the Eiffel Tower?", "What is the tyre pressure?"],
-            docs.id: ["How often should I check the brake pads?", "How is the course assessed?", "Are cats allowed?"],
+            web.id: [
+                "How much is the monthly rent?",
+                "How tall is the Eiffel Tower?",
+                "What is the tyre pressure?",
+            ],
+            docs.id: [
+                "How often should I check the brake pads?",
+                "How is the course assessed?",
+                "Are cats allowed?",
+            ],
         }
         kinds: dict[str, list[str]] = {web.id: [], docs.id: []}
         errors: list[BaseException] = []
@@ -93,7 +101,9 @@ def test_switches_and_memory_start_from_the_config(hark_config):
     hark_config.memory.strategy = "summary"
     hark_config.prompts.reasoning = "cot"
     s = Session.from_config(hark_config)
-    assert s.memory_strategy == "summary" and s.reasoning == "cot" and s.profile == hark_config.prompts.profile
+    assert (
+        s.memory_strategy == "summary" and s.reasoning == "cot" and s.profile == hark_config.prompts.profile
+    )
     assert not s.always_web_search and not s.speak_answers
     with pytest.raises(ValueError):
         s.memory_strategy = "everything"  # type: ignore[assignment]

@@ -15,7 +15,11 @@ from tests.assistant.turn_fixtures import make_config
 
 
 def test_one_line_per_turn_on_every_path_and_no_secrets(tmp_path, monkeypatch):
-    secrets = {"OPENAI_API_KEY": "sk-test-TRACE-1", "SERPAPI_API_KEY": "serp-TRACE-2", "GROQ_API_KEY": "gsk-TRACE-3"}
+    secrets = {
+        "OPENAI_API_KEY": "sk-test-TRACE-1",
+        "SERPAPI_API_KEY": "serp-TRACE-2",
+        "GROQ_API_KEY": "gsk-TRACE-3",
+    }
     for k, v in secrets.items():
         monkeypatch.setenv(k, v)
     cfg = make_config(tmp_path, llm__order=[], speech__warm_up=False)  # providers keyed, none in the order
@@ -48,7 +52,11 @@ def test_one_line_per_turn_on_every_path_and_no_secrets(tmp_path, monkeypatch):
 
 
 def test_scrub_drops_credential_fields_and_secret_values():
-    rec = {"api_key": "x", "nested": {"Authorization": "Bearer y", "ok": "has sk-SECRET inside"}, "list": ["sk-SECRET"]}
+    rec = {
+        "api_key": "x",
+        "nested": {"Authorization": "Bearer y", "ok": "has sk-SECRET inside"},
+        "list": ["sk-SECRET"],
+    }
     assert scrub(rec, ["sk-SECRET"]) == {"nested": {"ok": "has *** inside"}, "list": ["***"]}
 
 

@@ -32,14 +32,19 @@ def test_answer_box_and_up_to_20_organic_results_become_numbered_hits(serp, capl
     assert res.hits[0].chunk_text == "Paris is the capital of France."
     assert res.hits[0].source_path == "https://example.org/answer"
     assert [h.chunk_id for h in res.hits] == [f"web:{i}" for i in range(1, 22)]
-    assert res.hits[1].source_path == "https://example.org/1" and res.hits[-1].source_path == "https://example.org/20"
+    assert (
+        res.hits[1].source_path == "https://example.org/1"
+        and res.hits[-1].source_path == "https://example.org/20"
+    )
     assert "capital of France" in res.hits[1].chunk_text
     scores = [h.score for h in res.hits]
     assert scores == sorted(scores, reverse=True)
     # the request is SerpAPI's: /search.json with engine, q and api_key
     assert serp.state.paths == ["/search.json"]
     params = serp.state.requests[0]
-    assert params["engine"] == ["google"] and params["q"] == ["capital of France"] and params["api_key"] == [KEY]
+    assert (
+        params["engine"] == ["google"] and params["q"] == ["capital of France"] and params["api_key"] == [KEY]
+    )
     # httpx logs the request URL at INFO: the key is redacted there
     assert KEY not in caplog.text
 
@@ -97,5 +102,7 @@ def test_parse_rejects_what_is_not_serpapi_json():
         parse_serpapi(["a", "list"], 20)
     with pytest.raises(ValueError):
         parse_serpapi({"error": "Invalid API key."}, 20)
-    hits = parse_serpapi({"organic_results": [{"title": "t"}, {"link": "https://x.org", "snippet": "s"}, 7]}, 20)
+    hits = parse_serpapi(
+        {"organic_results": [{"title": "t"}, {"link": "https://x.org", "snippet": "s"}, 7]}, 20
+    )
     assert [h.source_path for h in hits] == ["https://x.org"]
