@@ -1,0 +1,129 @@
+"""Load through the running app (gradio_client): 20 concurrent sessions stay separate, and searches
+keep answering — from the old or the new version of a file, never a mix — while a file is re-ingested.
+Also the bad-file corpus and hostile multipart names uploaded through the app.
+
+Switches (web search, memory strategy…) are browser-only controls (no API endpoint), so crossed
+switches are checked by the assistant's own thread tests; here memory and sources are checked.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.hostile.corpus import UPLOAD_NAMES, build_bad_corpus, tree_listing
+from tests.hostile.load_rig import CLIENT_TIMEOUT, PEOPLE, POLICY_V2, run_session, run_sessions, start_app
+
+pytestmark = [pytest.mark.timeout(420), pytest.mark.slow]
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, minilm):
+    a = start_app(tmp_path_factory.mktemp("load_app"), minilm, concurrency=4)
+    yield a
+    a.close()
+
+
+def _names_in(text: str) -> list[str]:
+    return [n for n, _, _ in PEOPLE if re.search(rf"\bProject {n}\b", text)]
+
+
+def test_twenty_concurrent_sessions_stay_separate(app):
+    logs = run_sessions(app.url, 20, follow_up=True)
+    errors = [f"session {i}: {lg.error}" for i, lg in enumerate(logs) if lg.error]
+    assert not errors, errors
+    problems, follow_ok = [], 0
+    for lg in logs:
+        name, city, mascot = PEOPLE[lg.person]
+        first, second = lg.turns
+        # memory: each session sees exactly its own questions
+        if first["users"] != [first["q"]] or second["users"] != [first["q"], second["q"]]:
+            problems.append(f"{name}: crossed memory {second['users']}")
+        # sources: the session's own document answers its own question
+        if city.lower() not in first["answer"].lower():
+            problems.append(f"{name}: first answer lacks {city}: {first['answer'][:200]!r}")
+        if f"project_{name.lower()}.md" not in first["evidence"]:
+            problems.append(f"{name}: own source missing from the evidence panel")
+        # the follow-up can only name a project through this session's memory
+        foreign = [n for n in _names_in(second["meta"]) if n != name]
+        if foreign:
+            problems.append(f"{name}: follow-up rewritten with another session's project {foreign}: {second['meta'][:200]!r}")
+        follow_ok += mascot.lower() in second["answer"].lower()
+    assert not problems, "\n".join(problems)
+    assert follow_ok >= 16, f"only {follow_ok}/20 follow-ups answered with the session's own project"
+
+
+def test_searches_keep_answering_during_an_ingest(app, tmp_path):
+    """Eight sessions ask for the policy codeword while the file is replaced through an upload."""
+    from gradio_client import Client, handle_file
+
+    new = tmp_path / "policy.txt"
+    new.write_text(POLICY_V2)
+    results: list = []
+    done = threading.Event()
+
+    def asker(i: int) -> None:
+        while not done.is_set():
+            results.append(run_session(app.url, i, follow_up=False, policy_asks=1))
+
+    threads = [threading.Thread(target=asker, args=(i,), daemon=True) for i in range(6)]
+    for t in threads:
+        t.start()
+    time.sleep(3)
+    t0 = time.perf_counter()
+    report, *_ = Client(app.url, verbose=False, httpx_kwargs={"timeout": CLIENT_TIMEOUT}).predict([handle_file(str(new))], api_name="/upload")
+    ingest_s = time.perf_counter() - t0
+    time.sleep(2)
+    done.set()
+    for t in threads:
+        t.join(timeout=120)
+    assert "policy.txt" in report and "failed" not in report.lower(), report
+    answers = [turn["answer"] for lg in results for turn in lg.turns if "vault" in turn["q"]]
+    errors = [lg.error for lg in results if lg.error]
+    assert not errors, errors[:3]
+    assert len(answers) >= 6, f"only {len(answers)} answers during a {ingest_s:.1f} s ingest"
+    for a in answers:
+        has_old, has_new = "ALPHAQUARTZ" in a, "BETAGARNET" in a
+        assert has_old != has_new, f"neither or both versions: {a!r}"
+    final = run_session(app.url, 0, follow_up=False, policy_asks=1)
+    assert "BETAGARNET" in final.turns[-1]["answer"], final
+
+
+def test_bad_corpus_and_hostile_names_uploaded_through_the_app(app, tmp_path):
+    """Every bad file gets a line in the upload report; nothing lands outside the library folder."""
+    from gradio_client import Client, handle_file
+
+    corpus = build_bad_corpus(tmp_path / "bad", max_file_mb=1.0, long_line_mb=0.05, bomb_bytes=1 << 20, names=False)
+    files = [f for f in corpus if f.kind not in ("zip_bomb_docx",)]  # the real bomb: test_bad_files
+    before = tree_listing(app.base, exclude=(app.base / "data",))
+    client = Client(app.url, verbose=False, httpx_kwargs={"timeout": CLIENT_TIMEOUT})
+    reports = []
+    for i in range(0, len(files), 10):
+        report, *_ = client.predict([handle_file(str(f.path)) for f in files[i : i + 10]], api_name="/upload")
+        reports.append(report)
+    text = html.unescape("\n".join(reports))
+    assert "Traceback" not in text
+    for f in files:
+        if f.path.stat().st_size > 5 * 1024 * 1024:
+            continue
+        assert f.path.name in text or f.path.stem in text, f"{f.path.name} missing from the report:\n{text}"
+    # raw multipart uploads with path-traversal names, then handed to the upload endpoint
+    with httpx.Client(timeout=30) as http:
+        for name in UPLOAD_NAMES:
+            r = http.post(f"{app.url}gradio_api/upload",
+                          files={"files": (name, b"An uploaded note about the escaped file test.\n")})
+            if r.status_code != 200:
+                continue  # refused by the server: fine
+            server_path = r.json()[0]
+            client.predict([handle_file(server_path)], api_name="/upload")
+    after = tree_listing(app.base, exclude=(app.base / "data",))
+    assert after == before, after ^ before
+    for name in UPLOAD_NAMES:
+        leaf = re.split(r"[\\/]", name)[-1]
+        for parent in (app.base, app.base.parent, Path("/tmp"), app.library_dir.parent):
+            assert not (parent / leaf).exists(), f"{parent / leaf} written outside the library"
