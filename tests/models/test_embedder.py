@@ -1,0 +1,120 @@
+"""Embedders: the bundled MiniLM for meaning, the real open_clip ViT-B-32 architecture (random
+weights) for shape and plumbing, long-text window-mean vs truncation, and the offline fallback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.embedder import ClipEmbedder, MiniLMEmbedder, _windows, load_embedder
+from models.errors import ModelLoadError
+from models.settings import EmbedderSettings
+
+FILLER = (
+    "The committee met in the town hall to discuss the annual budget, the state of the roads, "
+    "the library opening hours and the schedule of the summer festival. "
+)
+LATE_FACT = "The secret ingredient of grandmother's apple pie is a pinch of cardamom."
+
+
+def _truncating(minilm: MiniLMEmbedder) -> MiniLMEmbedder:
+    """The same loaded weights, with long_text: truncate."""
+    t = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="truncate"))
+    t._model, t._tok, t._max, t._loaded = minilm._model, minilm._tok, minilm._max, True
+    return t
+
+
+def test_minilm_unit_vectors_and_meaning(minilm) -> None:
+    docs = [
+        "The notice period of the lease is three months.",
+        "Tomatoes need full sun.",
+        "Bake bread at 250 C.",
+    ]
+    m = minilm.embed_documents(docs)
+    assert m.shape == (3, 384) and m.dtype == np.float32
+    assert np.allclose(np.linalg.norm(m, axis=1), 1.0, atol=1e-5)
+    q = minilm.embed_query("how long before I can leave my flat?")
+    assert int(np.argmax(m @ q)) == 0
+    assert minilm.identity == "minilm-l6-v2" and minilm.dim == 384
+
+
+def test_window_encoding_matches_sentence_transformers_on_short_text(minilm) -> None:
+    texts = [
+        "Short text about the garden.",
+        "Another, slightly longer sentence about the weekly budget meeting.",
+    ]
+    ours = minilm.embed_documents(texts)
+    ref = minilm._model.encode(texts, normalize_embeddings=True)
+    assert np.allclose(ours, ref, atol=1e-5)
+
+
+def test_batching_does_not_change_an_embedding(minilm) -> None:
+    texts = ["tiny", FILLER * 8, "a medium length sentence about bicycles and their repair"]
+    together = minilm.embed_documents(texts)
+    alone = np.vstack([minilm.embed_documents([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_window_mean_sees_the_end_of_a_long_text_truncation_does_not(minilm) -> None:
+    long_text = FILLER * 12 + LATE_FACT  # ~330 words: the fact lies beyond MiniLM's 256-token window
+    assert len(minilm._token_ids(long_text)) > minilm.window_size
+    trunc = _truncating(minilm)
+    q = minilm.embed_query("what is the secret ingredient in the apple pie?")
+    mean_score = float(minilm.embed_documents([long_text])[0] @ q)
+    trunc_score = float(trunc.embed_documents([long_text])[0] @ q)
+    assert mean_score > trunc_score + 0.1
+    # a short text is one window: both modes agree exactly
+    assert np.allclose(minilm.embed_documents([LATE_FACT]), trunc.embed_documents([LATE_FACT]), atol=1e-6)
+    assert trunc.identity == "minilm-l6-v2-trunc"  # different vectors, different table
+
+
+def test_windows_cover_every_token_with_overlap() -> None:
+    ids = list(range(600))
+    wins = _windows(ids, 254, 8)
+    assert all(len(w) <= 254 for w in wins)
+    assert wins[0][0] == 0 and wins[-1][-1] == 599
+    for a, b in zip(wins, wins[1:], strict=False):
+        assert a[-8:] == b[:8]
+    assert _windows(list(range(10)), 254, 8) == [list(range(10))]
+
+
+@pytest.fixture(scope="module")
+def clip_random() -> ClipEmbedder:
+    emb = ClipEmbedder(EmbedderSettings(), random_weights=True)
+    emb.warm_up()
+    return emb
+
+
+def test_clip_architecture_shapes_and_windows(clip_random: ClipEmbedder) -> None:
+    assert clip_random.dim == 512 and clip_random.identity == "clip-vit-b-32-random"
+    assert clip_random.window_size == 75  # 77 tokens less start and end
+    texts = ["a photo of a cat", FILLER * 4]  # the second is ~100 words: several windows
+    assert len(clip_random._token_ids(texts[1])) > 75
+    m = clip_random.embed_documents(texts)
+    assert m.shape == (2, 512) and np.allclose(np.linalg.norm(m, axis=1), 1.0, atol=1e-5)
+    alone = clip_random.embed_documents([texts[1]])[0]
+    assert np.allclose(alone, m[1], atol=1e-4)
+    trunc = ClipEmbedder(EmbedderSettings(long_text="truncate"), random_weights=True)
+    trunc._model, trunc._tokenizer, trunc._ctx, trunc._torch = (
+        clip_random._model,
+        clip_random._tokenizer,
+        clip_random._ctx,
+        clip_random._torch,
+    )
+    trunc._loaded = True
+    first_window_only = trunc.embed_documents([texts[1]])[0]
+    assert not np.allclose(first_window_only, alone, atol=1e-3)
+
+
+def test_offline_clip_falls_back_to_minilm_and_says_why(monkeypatch, tmp_path, caplog) -> None:
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # no cached CLIP weights
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    emb = load_embedder(EmbedderSettings(backend="clip"))
+    assert emb.is_fallback and emb.identity == "minilm-l6-v2" and emb.dim == 384
+    assert "CLIP weights unavailable" in emb.fallback_reason
+    assert any("offline fallback" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ModelLoadError) as info:
+        load_embedder(EmbedderSettings(backend="clip", offline_fallback=False))
+    assert "embedder.backend: minilm" in info.value.hint
