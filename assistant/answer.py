@@ -80,7 +80,10 @@ class Answerer:
         self.prompt_settings = prompt_settings
         self.chain = chain or LLMChain(llm_settings)
         self.builder = builder or PromptBuilder(prompt_settings)
-        self.extractive = ExtractiveAnswerer(max_sentences=llm_settings.extractive_sentences, embed=embed)
+        self.extractive = ExtractiveAnswerer(
+            max_sentences=llm_settings.extractive_sentences,
+            embed=embed if llm_settings.extractive_embedding else None,
+        )
         self.min_score = min_score
 
     def answer(

@@ -43,6 +43,9 @@ class LLMSettings(_Strict):
     temperature: float = Field(0.2, ge=0, le=2)
     max_tokens: int = Field(1024, ge=16)
     extractive_sentences: int = Field(3, ge=1)
+    # rank the extractive answer's sentences with the embedder too (finds paraphrases; costs one
+    # embedding batch per fallback answer — see docs/results.md "Answers")
+    extractive_embedding: bool = False
 
 
 class PromptSettings(_Strict):

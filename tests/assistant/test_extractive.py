@@ -75,3 +75,18 @@ def test_beats_reading_the_top_chunk_on_real_questions():
     # measured on 300 other questions: 0.903 vs 0.743 (docs/results.md, bench/extractive_quality.py)
     assert ours >= lead + 0.08, f"extractive {ours:.3f} vs lead-3 {lead:.3f}"
     assert ours >= 0.8
+
+
+def test_answerer_uses_the_embedding_only_when_configured(minilm):
+    from assistant.answer import Answerer
+    from assistant.config import LLMSettings, PromptSettings
+
+    question = "When does the rental contract expire?"
+    for switch, expect_known in ((False, False), (True, True)):
+        settings = LLMSettings(order=[], extractive_embedding=switch)  # no LLM: the extractive link answers
+        answer = Answerer(settings, PromptSettings(), embed=minilm.embed_documents).answer(question, lease_hits())
+        assert answer.provider == "extractive"
+        assert answer.not_known is (not expect_known)
+        if expect_known:
+            assert answer.text.startswith("The tenancy runs from 1 March 2024 to 28 February 2025 [1].")
+            assert answer.cited[0].chunk_id == "lease-1"
