@@ -245,3 +245,21 @@ def test_zip_bomb_docx_is_refused_without_inflating(tmp_path):
     assert " failed " in results["zip_bomb.docx"] or " skipped " in results["zip_bomb.docx"], results
     assert " added " in results.get("good.docx", ""), results
     assert peak < 2500
+
+
+def test_same_file_name_in_two_folders_keeps_both(tmp_path, minilm):
+    """`ingest ~/work ~/home`, both holding notes.txt: neither silently replaces the other."""
+    a, b = tmp_path / "work", tmp_path / "home"
+    a.mkdir()
+    b.mkdir()
+    (a / "notes.txt").write_text("The work notes codeword is saffronkestrel.\n")
+    (b / "notes.txt").write_text("The home notes codeword is indigomarmot.\n")
+    store, ingestor = _open(tmp_path, minilm)
+
+    def stored() -> str:
+        return " ".join(r["chunk_text"] for r in store.table.to_arrow().select(["chunk_text"]).to_pylist())
+
+    report = ingestor.ingest([a, b])
+    assert "saffronkestrel" in stored() and "indigomarmot" in stored(), (stored(), report.files)
+    ingestor.ingest([a])  # a later run over one folder must not drop the other folder's file
+    assert "saffronkestrel" in stored() and "indigomarmot" in stored(), stored()
