@@ -24,6 +24,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import httpx  # noqa: E402,F401 - imported up front: openai's stream clean-up looks it up while gemini imports it
+
 from assistant.answer import Answerer  # noqa: E402
 from assistant.config import LLMSettings, PromptSettings, ProviderSettings  # noqa: E402
 from assistant.events import Token  # noqa: E402
