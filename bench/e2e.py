@@ -1,0 +1,226 @@
+"""End-to-end latency budget: from the end of a spoken (or typed) question to the first answer token.
+
+    python bench/e2e.py [--voice 12] [--typed 40] [--filler 10000] [--speech-model base] [--ttft 0.2]
+
+Setup (all real, nothing downloaded): the XQuAD-en paragraphs ingested with the real Ingestor
+(MiniLM — CLIP has no offline weights here), padded to `--filler` chunks with NQ passages stored with
+random unit vectors (so search, full-text and memory see a 10k-chunk library); the real intent
+classifier (when its adapter is trained), follow-up rewriter, retriever and rerank; faster-whisper
+`--speech-model` (int8 on the CPU); and an OpenAI-compatible loopback LLM server whose
+time-to-first-token is fixed at `--ttft` seconds (tests/llm_server.py), reached through the real
+openai client.
+
+Voice turns: 5-second espeak-ng questions (sox tempo-fitted), the clip complete when `respond()` is
+called (= the end of speech). Per stage, the turn trace's milliseconds (transcribe, persona, intent,
+rewrite, embed, search, rerank); "prompt" is from the Sources event to the request's arrival at the
+server (grounding, prompt building, the HTTP request); "provider" the server's own time to first
+token; "delivery" from the server writing the first token to the caller receiving it. Hark's own
+share = total − provider. Resident memory (VmRSS, VmHWM) is read with every model loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+EVAL = ROOT.parent / "shared" / "data" / "eval"
+STAGES = ["transcribe", "persona", "intent", "rewrite", "retrieve.embed", "retrieve.search", "retrieve.rerank",
+          "prompt", "provider", "delivery"]
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
+
+
+def _mem() -> dict[str, float]:
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            out[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return out
+
+
+def build_library(tmp: Path, assistant, filler: int, seed: int = 0, n_docs: int | None = None) -> tuple[list[dict], int]:
+    """XQuAD paragraphs as files (real ingest) + NQ passages with random vectors up to `filler` chunks."""
+    import numpy as np
+
+    from knowledge.types import Chunk
+
+    corpus = _jsonl(EVAL / "xquad_en" / "corpus.jsonl")[:n_docs]
+    queries = _jsonl(EVAL / "xquad_en" / "queries.jsonl")
+    docs = tmp / "docs"
+    docs.mkdir()
+    for d in corpus:
+        (docs / f"{d['_id']}.txt").write_text(f"{d.get('title', '')}\n\n{d['text']}\n", encoding="utf-8")
+    t0 = time.perf_counter()
+    report = assistant.ingest([docs])
+    print(f"ingested {len(corpus)} XQuAD paragraphs in {time.perf_counter() - t0:.1f} s "
+          f"({report.total_chunks} chunks)", file=sys.stderr)
+    store = assistant.parts.store.get()
+    need = max(0, filler - store.count())
+    if need:
+        nq = _jsonl(EVAL / "nq_oracle" / "corpus.jsonl")
+        rng = np.random.default_rng(seed)
+        batch: dict[str, tuple[list[Chunk], np.ndarray]] = {}
+        for i in range(need):
+            d = nq[i % len(nq)]
+            sp = f"filler/{i // 50:04d}.txt"
+            chunk = Chunk(chunk_id=f"filler-{i}", source_path=sp, chunk_text=f"{d['text']} (copy {i})",
+                          title=d.get("title", ""), text_hash=f"filler-{i}")
+            chunks, vecs = batch.get(sp, ([], np.zeros((0, store.dim), dtype=np.float32)))
+            v = rng.standard_normal(store.dim).astype(np.float32)
+            batch[sp] = (chunks + [chunk], np.vstack([vecs, v / np.linalg.norm(v)]))
+            if len(batch) >= 40 or i == need - 1:
+                store.replace_files(batch)
+                batch = {}
+        store.update_indexes()
+    ids = {d["_id"] for d in corpus}
+    qrels = {}
+    for line in (EVAL / "xquad_en" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        qid, did, *_ = line.split("\t")
+        if did in ids:
+            qrels[qid] = did
+    return [q for q in queries if q["_id"] in qrels], store.count()
+
+
+def spoken_questions(tmp: Path, questions: list[str]) -> list[Path]:
+    from tests.hostile.audio import spoken
+
+    return [spoken(q, tmp / f"q{i}.wav", seconds=5.0) for i, q in enumerate(questions)]
+
+
+def run_turn(assistant, session, user_input, server) -> dict[str, float]:
+    from assistant.events import Done, Sources, Token
+
+    server.clear()
+    t0 = time.perf_counter()
+    t_sources = t_token = None
+    done = None
+    for e in assistant.respond(session, user_input):
+        now = time.perf_counter()
+        if isinstance(e, Sources) and t_sources is None:
+            t_sources = now
+        elif isinstance(e, Token) and t_token is None:
+            t_token = now
+        elif isinstance(e, Done):
+            done = e
+    reqs = [r for r in server.requests if r.first_token_at is not None]
+    if done is None or t_token is None or not reqs or t_sources is None:
+        return {}
+    rec = reqs[0]
+    ms = dict(done.trace.get("timings_ms", {}))
+    row = {k: float(ms.get(k, 0.0)) for k in STAGES if k in ms or k in ("persona", "rewrite")}
+    row["prompt"] = (rec.received_at - t_sources) * 1000
+    row["provider"] = (rec.first_token_at - rec.received_at) * 1000
+    row["delivery"] = (t_token - rec.first_token_at) * 1000
+    row["total"] = (t_token - t0) * 1000
+    row["hark"] = row["total"] - row["provider"]
+    row["provider_name"] = done.answer.provider  # type: ignore[assignment]
+    return row
+
+
+def table(title: str, rows: list[dict]) -> str:
+    ok = [r for r in rows if r and r.get("provider_name") == "loopback"]
+    out = [f"\n{title}: {len(ok)} turns answered by the loopback provider (of {len(rows)})",
+           "| stage | p50 ms | p90 ms |", "|---|---:|---:|"]
+    for k in [*STAGES, "total", "hark"]:
+        vals = [r[k] for r in ok if k in r]
+        if vals:
+            out.append(f"| {k} | {statistics.median(vals):.1f} | {_pct(vals, 0.9):.1f} |")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--voice", type=int, default=12, help="spoken questions (each 5 s)")
+    ap.add_argument("--typed", type=int, default=40, help="typed questions")
+    ap.add_argument("--filler", type=int, default=10000, help="library size in chunks")
+    ap.add_argument("--speech-model", default="base")
+    ap.add_argument("--ttft", type=float, default=0.2, help="loopback time to first token, seconds")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--docs", type=int, default=None, help="XQuAD paragraphs to ingest (default all 240)")
+    args = ap.parse_args()
+
+    from assistant.assistant import Assistant
+    from assistant.config import load_config
+    from tests.llm_server import LLMServer, Reply
+
+    server = LLMServer(default=Reply("The answer is in the first block [1].", ttft=args.ttft), max_lifetime=3600)
+    server.start()
+    tmp = Path(tempfile.mkdtemp(prefix="hark-e2e-"))
+    cfg = load_config(ROOT / "config.yaml", **{
+        "embedder": {"backend": "minilm"},
+        "store": {"data_dir": str(tmp / "data")},
+        "speech": {"model": args.speech_model, "compute_type": "int8", "device": "cpu"},
+        "tts": {"enabled": False},
+        "trace": {"path": str(tmp / "data" / "traces.jsonl"), "log_path": str(tmp / "data" / "hark.log")},
+        "llm": {"order": ["loopback"], "cooldown_seconds": 0,
+                "providers": {"loopback": {"kind": "openai_compatible", "model": "loopback",
+                                           "base_url": server.openai_url, "key_env": []}}},
+    })
+    cfg._base_dir = ROOT
+    assistant = Assistant(cfg)
+    t0 = time.perf_counter()
+    try:
+        assistant.warm_up(tts=False)
+    except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
+        print(f"warm-up incomplete: {exc}", file=sys.stderr)
+    print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.parts.loaded()}", file=sys.stderr)
+    queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs)
+    random.Random(args.seed).shuffle(queries)
+
+    # warm every path once (first-call costs are start-up, not per-turn)
+    run_turn(assistant, assistant.new_session(), queries[0]["text"], server)
+
+    typed = [run_turn(assistant, assistant.new_session(), q["text"], server) for q in queries[1 : 1 + args.typed]]
+    voice_qs = [q["text"] for q in queries[1 + args.typed :] if 6 <= len(q["text"].split()) <= 12][: args.voice]
+    clips = spoken_questions(tmp, voice_qs)
+    from assistant.events import AudioInput
+
+    run_turn(assistant, assistant.new_session(), AudioInput(path=str(clips[0])), server)  # warm whisper
+    voice = [run_turn(assistant, assistant.new_session(), AudioInput(path=str(c)), server) for c in clips]
+    mem = _mem()
+    load = os.getloadavg()
+
+    print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load[0]:.1f}")
+    print(f"library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
+          f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.parts.loaded()}")
+    print(table("Typed questions", typed))
+    print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))
+    for name, rows, target in (("typed", typed, 60.0), ("voice", voice, 1000.0)):
+        vals = [r["hark"] for r in rows if r and r.get("provider_name") == "loopback"]
+        if vals:
+            p50 = statistics.median(vals)
+            print(f"Hark's own share, {name}: p50 {p50:.0f} ms (target ≤ {target:.0f} ms): "
+                  f"{'met' if p50 <= target else 'NOT met'}")
+    print(f"Resident memory with all models loaded and {n_chunks} chunks: VmRSS {mem['VmRSS']:.0f} MB, "
+          f"peak VmHWM {mem['VmHWM']:.0f} MB (target ≤ 2048 MB)")
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench-e2e"
+    sys.exit(main())
