@@ -102,3 +102,42 @@ def test_availability_follows_keys_and_switches(llm_server, monkeypatch):
     off = settings["local"].model_copy(update={"enabled": False})
     assert not make_provider("local", off).available()
     assert "SECRET" not in repr(make_provider("gemini", gem))
+
+
+@pytest.fixture
+def full_backlog_port():
+    """A port whose listen backlog is full: a new connection's handshake hangs (a black hole)."""
+    import socket
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        fillers.append(s)
+    time.sleep(0.2)
+    yield port
+    for s in [*fillers, listener]:
+        s.close()
+
+
+@pytest.mark.parametrize("name", ["openai", "groq"])
+def test_connect_timeout_is_separate_from_the_read_timeout(name, full_backlog_port, keys):
+    import time
+
+    base = f"http://127.0.0.1:{full_backlog_port}" + ("/v1" if name == "openai" else "")
+    settings = ProviderSettings(kind=name, model="m", base_url=base, key_env=[KEY_ENV[name]])
+    options = CallOptions(connect_timeout=0.5, read_timeout=20.0)
+    t0 = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        list(make_provider(name, settings).stream(MESSAGES, options, CallContext()))
+    assert info.value.kind == "timeout"
+    assert time.monotonic() - t0 < 0.5 + 3.0  # the connect timeout, far from the 20 s read timeout
