@@ -9,9 +9,10 @@ Stream protocol for renderers (the Gradio app, the terminal, `ask --json`):
 - `Restart` (a `Notice` subclass, level "warning") means the provider broke off mid-answer: the
   text streamed so far is void — clear it, show the notice, and append the tokens that follow
   (the next provider answers from scratch; nothing is glued onto a half answer).
-- The final `Answer.text` is authoritative: show it in place of the streamed text (they differ
-  only for reasoning strategies with a final marker — cot, react — where the answer is the part
-  after "Answer:" — and after a cancel). `Answer.cited` are the cited hits, in the order [1], [2], …
+- The final `Answer.text` is authoritative: show it in place of the streamed text (they are the
+  same text up to surrounding whitespace). For reasoning strategies with a final marker (cot,
+  react) only the part after "Answer:" is streamed — the reasoning is neither shown nor spoken.
+  `Answer.cited` are the cited hits, in the order [1], [2], …
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from assistant.config import LLMSettings, PromptSettings
 from assistant.events import NOT_KNOWN, Answer, Notice, Token
 from assistant.grounding import (
     CitationRewriter,
-    after_marker,
     has_evidence,
     is_not_known,
     parse_relevance,
@@ -128,8 +128,8 @@ class Answerer:
                 return
 
         messages = self.builder.build(question, blocks, history, profile=profile, reasoning=reasoning)
-        rewriter = CitationRewriter(len(blocks))
-        raw: list[str] = []
+        marker = self.builder.strategy(reasoning).final_marker
+        rewriter, gate = CitationRewriter(len(blocks)), _MarkerGate(marker)
         restarts = 0
         first_token_ms: float | None = None
         result: ChainResult | None = None
@@ -137,8 +137,7 @@ class Answerer:
             messages, extractive=lambda: self.extractive.answer(question, blocks), cancel=cancel
         ):
             if isinstance(item, str):
-                raw.append(item)
-                out = rewriter.feed(item)
+                out = rewriter.feed(gate.feed(item))
                 if out:
                     if first_token_ms is None:
                         first_token_ms = _ms(t0)
@@ -147,23 +146,17 @@ class Answerer:
                 reason = _REASONS.get(item.reason, "it failed")
                 if item.discard:
                     restarts += 1
-                    rewriter, raw = CitationRewriter(len(blocks)), []
+                    rewriter, gate = CitationRewriter(len(blocks)), _MarkerGate(marker)
                     yield Restart(f"The answer from {item.provider} broke off ({reason}); starting again.")
                 else:
                     yield Notice(f"{item.provider} is unavailable ({reason}); trying the next provider.")
             else:
                 result = item
-        tail = rewriter.finish()
+        tail = rewriter.feed(gate.finish()) + rewriter.finish()
         if tail:
             yield Token(tail)
         assert result is not None  # the chain always ends with a ChainResult
-
-        strategy = self.builder.strategy(reasoning)
-        if strategy.final_marker:
-            final = CitationRewriter(len(blocks))
-            text = tidy(final.rewrite(after_marker("".join(raw), strategy.final_marker)))
-        else:
-            final, text = rewriter, tidy(rewriter.text)
+        final, text = rewriter, tidy(rewriter.text)
         trace.update(
             provider=result.provider,
             attempts=[a.to_dict() for a in result.attempts],
@@ -210,6 +203,32 @@ class Answerer:
         trace.setdefault("provider", provider)
         trace["total_ms"] = _ms(t0)
         return TracedAnswer(NOT_KNOWN, provider, [], not_known=True, trace=trace)
+
+
+class _MarkerGate:
+    """For strategies that reason before a final marker ("Answer:"): nothing passes until the
+    marker has been seen, then only what follows it — so the reasoning is neither shown nor
+    spoken. If the stream ends without the marker, the whole text passes at the end."""
+
+    def __init__(self, marker: str | None) -> None:
+        self.marker = marker
+        self._open = not marker
+        self._held = ""
+
+    def feed(self, chunk: str) -> str:
+        if self._open:
+            return chunk
+        self._held += chunk
+        idx = self._held.find(self.marker or "")
+        if idx < 0:
+            return ""
+        self._open = True
+        out, self._held = self._held[idx + len(self.marker or "") :].lstrip(), ""
+        return out
+
+    def finish(self) -> str:
+        out, self._held = self._held, ""
+        return out if not self._open else ""
 
 
 def _ms(t0: float) -> float:

@@ -128,12 +128,28 @@ def test_not_known_detection_and_final_marker():
 
 
 def test_cot_answer_keeps_only_the_final_part(llm_server, keys):
-    reply = "Block [3] is about gardens. Block [2] gives the notice.\nAnswer: Three months' notice [2]."
+    reply = [
+        "Block [3] is about ",
+        "gardens. Block [2] gives the notice.\nAns",
+        "wer: Three months' ",
+        "notice [2].",
+    ]
     llm_server.script(MODELS["openai"], Reply(reply))
     a = _answerer(llm_server, PromptSettings(reasoning="cot"))
-    answer = _final(list(a.stream("How much notice?", lease_hits())))
+    events = list(a.stream("How much notice?", lease_hits()))
+    answer = _final(events)
     assert answer.text == "Three months' notice [1]."
     assert [h.chunk_id for h in answer.cited] == ["lease-3"]  # the reasoning's [3] is not a source
+    # the reasoning is neither shown nor spoken: only the final part streams
+    assert "".join(e.text for e in events if isinstance(e, Token)) == answer.text
+
+
+def test_reasoning_without_the_marker_still_answers(llm_server, keys):
+    llm_server.script(MODELS["openai"], Reply("Three months' notice [2]."))
+    a = _answerer(llm_server, PromptSettings(reasoning="react"))
+    events = list(a.stream("How much notice?", lease_hits()))
+    assert _final(events).text == "Three months' notice [1]."
+    assert "".join(e.text for e in events if isinstance(e, Token)) == "Three months' notice [1]."
 
 
 @pytest.mark.parametrize("reply", ["", "   "])
