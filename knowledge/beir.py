@@ -34,6 +34,28 @@ class BeirDataset:
     queries: dict[str, str]  # query id → text, only queries that have judgements
     qrels: dict[str, dict[str, int]]  # query id → {doc id: relevance}
 
+    def canonical_ids(self) -> dict[str, str]:
+        """doc id → the id of the first document with the same normalised text.
+
+        Hark's ingestion stores a text once (deduplication on the normalised text), so of two
+        documents that differ only in case, punctuation or spacing one is not indexed. Evaluation
+        maps both the run and the qrels through this, so a duplicate counts as its twin."""
+        from knowledge.chunking import normalise_text
+
+        first: dict[str, str] = {}
+        return {d.doc_id: first.setdefault(normalise_text(doc_file_text(d)), d.doc_id) for d in self.corpus}
+
+    def canonical_qrels(self) -> dict[str, dict[str, int]]:
+        canon = self.canonical_ids()
+        out: dict[str, dict[str, int]] = {}
+        for q, rels in self.qrels.items():
+            merged: dict[str, int] = {}
+            for d, r in rels.items():
+                c = canon.get(d, d)
+                merged[c] = max(r, merged.get(c, r))
+            out[q] = merged
+        return out
+
     def fingerprint(self) -> str:
         """A short hash of the corpus content (cache key part)."""
         h = hashlib.sha256()

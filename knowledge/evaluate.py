@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -133,14 +133,55 @@ def collect(
     out = []
     for i, (qid, vec) in enumerate(zip(qids, vectors, strict=True)):
         text = dataset.queries[qid]
-        out.append(QueryResults(qid, text, vec, retriever.search(text, vec, n)))
+        out.append(QueryResults(qid, text, vec, _compact(retriever.search(text, vec, n), vec)))
         if progress is not None:
             progress(i + 1, len(qids))
     return out
 
 
-def rank_documents(qr: QueryResults, method: Method, settings: RetrievalSettings, n: int) -> list[str]:
-    """The method's document ranking for one query (top DEPTH documents)."""
+def _compact(results: SearchResults, query_vec: np.ndarray) -> SearchResults:
+    """Keep thousands of queries in memory: vectors as float32 arrays (the diffusion needs the dense
+    pool's), full-text hits with their cosine precomputed and no vector, no chunk text."""
+    dense = [replace(h, chunk_text="", vector=np.asarray(h.vector, dtype=np.float32)) for h in results.dense]
+    fts = []
+    for h in results.fts:
+        cos = (
+            float(np.dot(np.asarray(h.vector, dtype=np.float32), query_vec)) if h.vector is not None else None
+        )
+        fts.append(replace(h, chunk_text="", vector=None, dense_score=h.dense_score if cos is None else cos))
+    return SearchResults(dense, fts, results.pool_bm25, results.notices)
+
+
+def collect_cached(dataset: BeirDataset, store, embedder, retrieval: RetrievalSettings, work_dir: Path):
+    """`collect` once per dataset content, embedder, pool size and query set (a pickle in work_dir)."""
+    import pickle
+
+    n = retrieval.candidates
+    key = _settings_key(sorted(dataset.queries.items()), retrieval.bm25_weight, n)
+    cache = work_dir / f"{dataset.name}-{dataset.fingerprint()}-{embedder.identity}-n{n}-{key}.searches.pkl"
+    if cache.is_file():
+        try:
+            return pickle.loads(cache.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - a stale or truncated cache is recomputed
+            log.warning("ignoring the search cache %s (%s)", cache, exc)
+    # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
+    searcher = Retriever(embedder, store, retrieval.model_copy(update={"search": "hybrid", "fusion": "rrf"}))
+    results = collect(dataset, searcher, embedder, n)
+    tmp = cache.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(results))
+    tmp.replace(cache)
+    return results
+
+
+def rank_documents(
+    qr: QueryResults,
+    method: Method,
+    settings: RetrievalSettings,
+    n: int,
+    canonical: dict[str, str] | None = None,
+) -> list[str]:
+    """The method's document ranking for one query (top DEPTH documents, canonical ids)."""
+    canonical = canonical or {}
     if method.first_stage == "bm25":
         hits = qr.results.fts
     else:
@@ -151,6 +192,7 @@ def rank_documents(qr: QueryResults, method: Method, settings: RetrievalSettings
     docs: list[str] = []
     for h in hits:
         doc = doc_id_from_path(h.source_path)
+        doc = canonical.get(doc, doc)
         if doc not in docs:
             docs.append(doc)
             if len(docs) == DEPTH:
@@ -200,11 +242,14 @@ def evaluate_dataset(
     t1 = time.perf_counter()
     n = retrieval.candidates
     # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
-    searcher = Retriever(embedder, store, retrieval.model_copy(update={"search": "hybrid", "fusion": "rrf"}))
-    results = collect(dataset, searcher, embedder, n)
+    results = collect_cached(dataset, store, embedder, retrieval, Path(work_dir))
     t2 = time.perf_counter()
-    runs = {m: {qr.qid: rank_documents(qr, available[m], retrieval, n) for qr in results} for m in names}
-    scores = score_runs(dataset.qrels, runs)
+    canonical = dataset.canonical_ids()
+    runs = {
+        m: {qr.qid: rank_documents(qr, available[m], retrieval, n, canonical) for qr in results}
+        for m in names
+    }
+    scores = score_runs(dataset.canonical_qrels(), runs)
     t3 = time.perf_counter()
     report = EvalReport(
         dataset=dataset.name,
