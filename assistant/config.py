@@ -66,6 +66,11 @@ class RoutingSettings(_Strict):
     # below this classifier confidence a turn goes to rag_search
     confidence_threshold: float = Field(0.5, ge=0, le=1)
     rewrite_follow_ups: bool = True
+    # a follow-up ("tell me more", "when did she die?") takes the path of the question it follows
+    follow_ups_inherit: bool = True
+    # a web_search classification below this confidence first checks the library: relevant
+    # documents → answered from them; otherwise the web (the session switch always goes to the web)
+    web_min_confidence: float = Field(0.8, ge=0, le=1)
 
 
 class WebSearchSettings(_Strict):

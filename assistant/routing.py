@@ -3,7 +3,9 @@
 - the session's "always web search" switch sends every question to `web_search` (source "switch");
 - a classification below `routing.confidence_threshold` goes to `rag_search` (source "threshold");
 - without a classifier (it failed to load), a few unambiguous patterns pick greeting /
-  conversation_meta / web_search and everything else is `rag_search` (source "rules").
+  conversation_meta / web_search and everything else is `rag_search` (source "rules");
+- a follow-up of a document or web question keeps that path (source "follow-up"): the
+  classifier sees "tell me more" or "when did she die?" without their context.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class Classifier(Protocol):
 class Route:
     label: str
     confidence: float
-    source: str  # classifier | switch | threshold | rules
+    source: str  # classifier | switch | threshold | rules | follow-up (| documents-first, set by the turn)
     predicted: str = ""  # what the classifier said (before the switch/threshold)
     scores: dict[str, float] = field(default_factory=dict)
 
@@ -59,8 +61,20 @@ def rule_intent(text: str) -> str:
     return "rag_search"
 
 
-def route(text: str, *, always_web: bool, classifier: Classifier | None, threshold: float) -> Route:
-    """The path of one turn. Never raises: a failing classifier falls back to the rules."""
+def route(
+    text: str,
+    *,
+    always_web: bool,
+    classifier: Classifier | None,
+    threshold: float,
+    follows: str | None = None,
+) -> Route:
+    """The path of one turn. Never raises: a failing classifier falls back to the rules.
+
+    `follows`: the path of the previous question when this one is a follow-up of it. The
+    classifier sees one utterance without its context ("tell me more" looks like small talk), so a
+    follow-up of a document or web question keeps that path.
+    """
     predicted, confidence, scores, source = "", 0.0, {}, "classifier"
     if classifier is not None:
         try:
@@ -75,6 +89,8 @@ def route(text: str, *, always_web: bool, classifier: Classifier | None, thresho
     label = predicted
     if source == "classifier" and confidence < threshold:
         label, source = "rag_search", "threshold"
+    if follows in ("rag_search", "web_search") and label != follows:
+        label, source = follows, "follow-up"
     if always_web and label in ("rag_search", "web_search"):
         # the switch routes every *question* to the web; greetings and questions about the
         # conversation itself still get their own short answers

@@ -16,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.components import Components
@@ -34,7 +35,7 @@ from assistant.events import (
 )
 from assistant.memory import Exchange
 from assistant.meta import greeting_reply, meta_reply
-from assistant.rewrite import FollowUpRewriter, Rewrite
+from assistant.rewrite import FollowUpRewriter, Rewrite, detect
 from assistant.routing import Route, route
 from assistant.session import Session
 from assistant.trace import hit_scores
@@ -45,6 +46,18 @@ log = logging.getLogger(__name__)
 STOPPED = "Stopped. That's what I had so far."
 DIDNT_CATCH = "I didn't catch that. Please try again, or type your question."
 _OWN_WORDS = ("what-about", "continuation")  # follow-ups that name their own subject
+
+
+@dataclass
+class _Found:
+    """What a search of the library gave (or why it gave nothing)."""
+
+    hits: list[Hit] = field(default_factory=list)
+    candidates: list[Hit] = field(default_factory=list)
+    relevant: bool = False
+    notices: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    ok: bool = False
 
 
 def _ms(t0: float) -> float:
@@ -148,28 +161,29 @@ class Turn:
             return
 
         r = self._route(text)
-        yield IntentEvent(r.label, r.confidence, source=r.source)
-        if r.label == "greeting":
-            reply = greeting_reply(text)
-            yield Token(reply)
-            yield Answer(text=reply, provider="greeting")
-            return
-        if r.label == "conversation_meta":
-            t = time.perf_counter()
-            reply, provider = meta_reply(text, self.session.memory, self._complete_or_none())
-            self.timings["meta"] = _ms(t)
-            yield Token(reply)
-            yield Answer(text=reply, provider=provider)
+        if r.label in ("greeting", "conversation_meta"):
+            yield IntentEvent(r.label, r.confidence, source=r.source)
+            yield from self._direct(text, r.label)
             return
 
         self.query = text
         rw = self._rewrite(text)
         if rw.rewritten:
             self.query = rw.query
-            yield Rewritten(original=text, query=rw.query)
         # the answer is written for the question that carries the content words: the follow-up
         # itself when it names its subject ("and what about attendance?"), else the standalone query
         self.answer_question = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else self.query
+        found: _Found | None = None
+        if r.label == "web_search" and r.source == "classifier" and r.confidence < self.cfg.routing.web_min_confidence:
+            # not sure it is a web question: when the library answers it, answer from the library
+            found = self._search_documents()
+            if found.relevant:
+                r.label, r.source = "rag_search", "documents-first"
+                self.label = r.label
+                self.trace["intent"].update(label=r.label, source=r.source)
+        yield IntentEvent(r.label, r.confidence, source=r.source)
+        if rw.rewritten:
+            yield Rewritten(original=text, query=rw.query)
         if self.cancel.is_set():
             yield Notice(STOPPED)
             yield Answer(text="", provider="none")
@@ -180,9 +194,20 @@ class Turn:
         if r.label == "web_search":
             evidence, relevant = yield from self._web()
         if not evidence:
-            evidence, relevant = yield from self._retrieve()
+            evidence, relevant = yield from self._retrieve(found)
         self.sources = evidence
         yield from self._answer(evidence, relevant)
+
+    def _direct(self, text: str, label: str) -> Iterator[Event | Answer]:
+        """Greetings and questions about the conversation: a short reply, no retrieval."""
+        if label == "greeting":
+            reply, provider = greeting_reply(text), "greeting"
+        else:
+            t = time.perf_counter()
+            reply, provider = meta_reply(text, self.session.memory, self._complete_or_none())
+            self.timings["meta"] = _ms(t)
+        yield Token(reply)
+        yield Answer(text=reply, provider=provider)
 
     def _transcribe(self, audio: AudioInput) -> Iterator[Event | Answer]:
         from models.errors import HarkError
@@ -224,11 +249,14 @@ class Turn:
     def _route(self, text: str) -> Route:
         t = time.perf_counter()
         classifier = self.parts.classifier.get_or_none()
+        last = self.session.memory.last
+        follows = last.intent if last is not None and self.cfg.routing.follow_ups_inherit and detect(text, last) else None
         r = route(
             text,
             always_web=self.session.always_web_search,
             classifier=classifier,
             threshold=self.cfg.routing.confidence_threshold,
+            follows=follows,
         )
         self.timings["intent"] = _ms(t)
         self.label = r.label
@@ -272,31 +300,44 @@ class Turn:
         yield Sources(hits=results.hits, candidates=[], kind="web")
         return results.hits, True
 
-    def _retrieve(self) -> Iterator[Event]:
+    def _search_documents(self) -> _Found:
+        """Retrieval for the current query, without events (failures become notices in the result)."""
         t = time.perf_counter()
         retriever = self.parts.retriever.get_or_none()
         if retriever is None:
             self.timings["retrieve"] = _ms(t)
-            yield Notice(f"Your documents can't be searched right now ({self.parts.retriever.error}).", "error")
-            return [], False
+            return _Found(errors=[f"Your documents can't be searched right now ({self.parts.retriever.error})."])
         try:
             retrieval = retriever.retrieve(self.query)
         except Exception as exc:  # noqa: BLE001 - degrade: answer without evidence
             log.warning("retrieval failed: %s", exc)
             self.timings["retrieve"] = _ms(t)
-            yield Notice(f"Searching your documents failed ({type(exc).__name__}).", "error")
-            return [], False
+            return _Found(errors=[f"Searching your documents failed ({type(exc).__name__})."])
         self.timings["retrieve"] = _ms(t)
         for name, ms in (getattr(retrieval, "timings_ms", None) or {}).items():
             self.timings[f"retrieve.{name}"] = round(float(ms), 1)
-        for n in getattr(retrieval, "notices", None) or []:
-            yield Notice(str(n), "warning")
-        hits, candidates = list(retrieval.hits), list(retrieval.candidates)
-        self.trace["candidates"] = hit_scores(candidates)
-        self.trace["reranked"] = hit_scores(hits)
-        self.trace["relevant"] = bool(retrieval.relevant)
-        yield Sources(hits=hits, candidates=candidates, kind="documents")
-        return hits, bool(retrieval.relevant)
+        found = _Found(
+            hits=list(retrieval.hits),
+            candidates=list(retrieval.candidates),
+            relevant=bool(retrieval.relevant),
+            notices=[str(n) for n in getattr(retrieval, "notices", None) or []],
+            ok=True,
+        )
+        self.trace["candidates"] = hit_scores(found.candidates)
+        self.trace["reranked"] = hit_scores(found.hits)
+        self.trace["relevant"] = found.relevant
+        return found
+
+    def _retrieve(self, found: _Found | None = None) -> Iterator[Event]:
+        found = found if found is not None else self._search_documents()
+        for text in found.errors:
+            yield Notice(text, "error")
+        for text in found.notices:
+            yield Notice(text, "warning")
+        if not found.ok:
+            return [], False
+        yield Sources(hits=found.hits, candidates=found.candidates, kind="documents")
+        return found.hits, found.relevant
 
     def _answer(self, evidence: list[Hit], relevant: bool) -> Iterator[Event | Answer]:
         t = time.perf_counter()

@@ -23,6 +23,7 @@ from assistant.events import (
     Token,
     Transcript,
 )
+from assistant.memory import Exchange
 from tests.assistant.turn_fixtures import SerpServer, build_library, make_config, shared_classifier
 from tests.llm_server import LLMServer, Reply
 
@@ -201,3 +202,50 @@ def test_warm_up_names_the_model_that_failed_and_what_to_do(tmp_path, library):
     # the app can still answer: routing degrades to rules, and the turn goes on
     done = _events(a, a.new_session(), "How much is the monthly rent?")[-1]
     assert "950 euros" in done.answer.text and done.trace["intent"]["source"] == "rules"
+
+
+class _Says:
+    """A classifier whose prediction is this test's input (the routing around it is under test)."""
+
+    def __init__(self, label: str, confidence: float) -> None:
+        from models.intent import IntentPrediction
+
+        self.prediction = IntentPrediction(label, confidence, {label: confidence})
+
+    def predict(self, text: str):
+        return self.prediction
+
+
+def test_an_unsure_web_route_checks_the_library_first(tmp_path, library, monkeypatch):
+    monkeypatch.setenv("SERPAPI_API_KEY", "serp-test-FIRST")
+    with SerpServer() as serp:
+        cfg = make_config(tmp_path, library, websearch__base_url=serp.url)
+        unsure = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.6))
+        events = _events(unsure, unsure.new_session(), "How much is the monthly rent?")
+        intent = next(e for e in events if isinstance(e, IntentEvent))
+        assert (intent.label, intent.source) == ("rag_search", "documents-first")
+        assert next(e for e in events if isinstance(e, Sources)).kind == "documents"
+        assert "950 euros" in events[-1].answer.text and serp.state.requests == []
+        # nothing relevant in the library → the web after all
+        events = _events(unsure, unsure.new_session(), "What is the population of Lima in Peru?")
+        assert next(e for e in events if isinstance(e, IntentEvent)).label == "web_search"
+        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 1
+        # a confident web route goes straight to the web
+        sure = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.95))
+        events = _events(sure, sure.new_session(), "How much is the monthly rent?")
+        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 2
+
+
+def test_a_follow_up_keeps_the_path_of_the_question_it_follows(tmp_path, library):
+    # "tell me more" alone looks like small talk to a classifier; after a document question it is one
+    a = Assistant(make_config(tmp_path, library), embedder=library.embedder, store=library.store,
+                  classifier=_Says("greeting", 0.95))  # fmt: skip
+    s = a.new_session()
+    s.memory.add(Exchange(user="How is the course assessed?", assistant="By an exam [1].", intent="rag_search",
+                          query="How is the course assessed?"))  # fmt: skip
+    events = _events(a, s, "tell me more")
+    intent = next(e for e in events if isinstance(e, IntentEvent))
+    assert (intent.label, intent.source) == ("rag_search", "follow-up")
+    assert next(e for e in events if isinstance(e, Sources)).hits[0].source_path == "handbook.md"
+    # a greeting that is not a follow-up stays a greeting
+    assert _events(a, s, "good morning")[0].label == "greeting"

@@ -73,3 +73,16 @@ def test_without_a_working_classifier_the_rules_route(classifier):
 )  # fmt: skip
 def test_rules(text, label):
     assert rule_intent(text) == label
+
+
+def test_a_follow_up_keeps_the_path_it_follows():
+    tell_me_more = Scripted("greeting", 0.94)  # what a single-utterance classifier may well say
+    for path in ("rag_search", "web_search"):
+        r = route("tell me more", always_web=False, classifier=tell_me_more, threshold=0.5, follows=path)
+        assert (r.label, r.source, r.predicted) == (path, "follow-up", "greeting")
+    # following a greeting or a question about the conversation changes nothing
+    r = route("tell me more", always_web=False, classifier=tell_me_more, threshold=0.5, follows="greeting")
+    assert (r.label, r.source) == ("greeting", "classifier")
+    # the session switch still wins
+    r = route("tell me more", always_web=True, classifier=tell_me_more, threshold=0.5, follows="rag_search")
+    assert (r.label, r.source) == ("web_search", "switch")
