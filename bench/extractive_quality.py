@@ -18,6 +18,7 @@ import os
 import random
 import sys
 import time
+import zlib
 from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -68,25 +69,39 @@ def main() -> None:
     ap.add_argument("--dataset", default="xquad_en")
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--split", choices=["dev", "test", "all"], default="all", help="dev/test: disjoint halves by id hash"
+    )
+    ap.add_argument("--no-embed", action="store_true", help="skip the (slow) MiniLM method")
+    ap.add_argument("--min-relative", type=float, default=None)
+    ap.add_argument("--rank-prior", type=float, default=None)
     args = ap.parse_args()
 
     corpus, queries, qrels = load(args.dataset)
     rng = random.Random(args.seed)
     qs = [q for q in queries if q["_id"] in qrels and q.get("answers")]
+    if args.split != "all":
+        want = 0 if args.split == "dev" else 1
+        qs = [q for q in qs if zlib.crc32(q["_id"].encode()) % 2 == want]
     qs = rng.sample(qs, min(args.limit, len(qs)))
     same_article = args.dataset == "xquad_en"
 
-    from models.embedder import MiniLMEmbedder
-    from models.settings import EmbedderSettings
-
-    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
-    emb.warm_up()
-    methods = {
-        "lexical": ExtractiveAnswerer(max_sentences=3),
-        "lexical+minilm": ExtractiveAnswerer(max_sentences=3, embed=emb.embed_documents),
+    knobs = {
+        k: v
+        for k, v in (("min_relative", args.min_relative), ("rank_prior", args.rank_prior))
+        if v is not None
     }
+    methods = {"lexical": ExtractiveAnswerer(max_sentences=3, **knobs)}
+    if not args.no_embed:
+        from models.embedder import MiniLMEmbedder
+        from models.settings import EmbedderSettings
+
+        emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
+        emb.warm_up()
+        methods["lexical+minilm"] = ExtractiveAnswerer(max_sentences=3, embed=emb.embed_documents, **knobs)
     print(
-        f"dataset={args.dataset} questions={len(qs)} distractors=4 ({'same article' if same_article else 'random'})"
+        f"dataset={args.dataset} split={args.split} {knobs or 'default knobs'} questions={len(qs)} "
+        f"distractors=4 ({'same article' if same_article else 'random'})"
     )
     print(f"| evidence | {'method':<15} | answer span in answer | median ms |")
     print("|---|---|---|---|")

@@ -68,9 +68,9 @@ class ExtractiveAnswerer:
         max_hits: int = 5,
         embed: EmbedFn | None = None,
         embed_weight: float = 1.0,
-        rank_prior: float = 0.1,
+        rank_prior: float = 0.3,
         max_chars: int = 600,
-        min_relative: float = 0.5,
+        min_relative: float = 0.2,
     ) -> None:
         self.max_sentences = max_sentences
         self.max_hits = max_hits
