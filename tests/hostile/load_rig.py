@@ -91,7 +91,8 @@ def start_app(base: Path, embedder: Any = None, *, concurrency: int = 4, provide
         "trace": {"path": str(base / "data" / "traces.jsonl"), "log_path": str(base / "data" / "hark.log")},
         "ui": {"library_dir": str(base / "data" / "library"), "concurrency_limit": concurrency,
                "max_queue": 256, "max_upload_mb": 5, "max_upload_files": max_upload_files},
-        "llm": {"order": list(providers or {}), "providers": providers or {}, "cooldown_seconds": 0},
+        "llm": {"order": list(providers or {}), "providers": providers or {}, "cooldown_seconds": 0,
+                "connect_timeout": 1.0, "first_token_timeout": 1.5, "total_timeout": 20.0},
     }
     cfg = load_config(ROOT / "config.yaml", **raw)
     cfg._base_dir = ROOT

@@ -19,12 +19,25 @@ import pytest
 
 from tests.hostile.corpus import UPLOAD_NAMES, build_bad_corpus, tree_listing
 from tests.hostile.load_rig import CLIENT_TIMEOUT, PEOPLE, POLICY_V2, run_session, run_sessions, start_app
+from tests.llm_server import Drop, Fail, LLMServer, Reply, Stall
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.slow]
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, minilm):
-    a = start_app(tmp_path_factory.mktemp("load_app"), minilm, concurrency=4)
+def llm():
+    """Two loopback providers that fail (HTTP 500) unless a test scripts them: every turn of the load
+    tests meets failing providers and must still answer (extractively, with a notice)."""
+    with LLMServer(default=Fail(500), max_lifetime=900) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, minilm, llm):
+    providers = {
+        "primary": {"kind": "openai_compatible", "model": "p1", "base_url": llm.openai_url, "key_env": []},
+        "secondary": {"kind": "openai_compatible", "model": "p2", "base_url": llm.openai_url, "key_env": []},
+    }
+    a = start_app(tmp_path_factory.mktemp("load_app"), minilm, concurrency=4, providers=providers)
     yield a
     a.close()
 
@@ -127,3 +140,36 @@ def test_bad_corpus_and_hostile_names_uploaded_through_the_app(app, tmp_path):
         leaf = re.split(r"[\\/]", name)[-1]
         for parent in (app.base, app.base.parent, Path("/tmp"), app.library_dir.parent):
             assert not (parent / leaf).exists(), f"{parent / leaf} written outside the library"
+
+
+@pytest.mark.parametrize("failure", [Fail(401), Fail(429), Fail(503), Stall(5), Drop(after=2)],
+                         ids=["401", "429", "503", "stall", "drop"])
+def test_provider_failures_through_the_app(app, llm, failure):
+    """Each failure mode of the first provider → the second provider's answer, through /ask."""
+    from gradio_client import Client
+
+    llm.clear()
+    llm.script("p1", failure)
+    llm.script("p2", Reply("The mascot of Project Aurelia is a bassoon [1]."))
+    client = Client(app.url, verbose=False, httpx_kwargs={"timeout": CLIENT_TIMEOUT})
+    t0 = time.perf_counter()
+    messages, _box, _evidence, meta, *_ = client.predict("What is the mascot of Project Aurelia?", api_name="/ask")
+    answer = next(m for m in reversed(messages) if m["role"] == "assistant")["content"]
+    answer = answer if isinstance(answer, str) else str(answer)
+    assert "bassoon" in answer, (answer, meta)
+    assert [r.model for r in llm.requests][:2] == ["p1", "p2"], [r.model for r in llm.requests]
+    assert time.perf_counter() - t0 < 30
+    if isinstance(failure, Drop):  # the half answer is replaced, not left in front of the new one
+        assert "This answer will" not in answer, answer
+
+
+def test_all_providers_down_through_the_app_gives_the_extractive_answer_with_a_notice(app, llm):
+    from gradio_client import Client
+
+    llm.clear()  # both providers fall back to the default: HTTP 500
+    client = Client(app.url, verbose=False, httpx_kwargs={"timeout": CLIENT_TIMEOUT})
+    messages, _box, _evidence, meta, *_ = client.predict("In which city is Project Greta based?", api_name="/ask")
+    answer = str(next(m for m in reversed(messages) if m["role"] == "assistant")["content"])
+    assert "Hobart" in answer, answer
+    assert {r.model for r in llm.requests} == {"p1", "p2"}
+    assert meta.strip() and "Traceback" not in meta, meta
