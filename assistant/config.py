@@ -69,8 +69,10 @@ class RoutingSettings(_Strict):
     # a follow-up ("tell me more", "when did she die?") takes the path of the question it follows
     follow_ups_inherit: bool = True
     # a web_search classification below this confidence first checks the library: relevant
-    # documents → answered from them; otherwise the web (the session switch always goes to the web)
-    web_min_confidence: float = Field(0.8, ge=0, le=1)
+    # documents → answered from them; otherwise the web. 1.0 = always check, unless the question
+    # asks for the web itself ("search the web…", "latest news"); the session switch always goes
+    # to the web
+    web_min_confidence: float = Field(1.0, ge=0, le=1)
 
 
 class WebSearchSettings(_Strict):

@@ -51,6 +51,11 @@ class Route:
     scores: dict[str, float] = field(default_factory=dict)
 
 
+def explicit_web(text: str) -> bool:
+    """The question asks for the web itself ("search the web for…", "latest news", "weather today")."""
+    return bool(_WEB.search(text))
+
+
 def rule_intent(text: str) -> str:
     if _GREETING.match(text):
         return "greeting"

@@ -36,7 +36,7 @@ from assistant.events import (
 from assistant.memory import Exchange
 from assistant.meta import greeting_reply, meta_reply
 from assistant.rewrite import FollowUpRewriter, Rewrite, detect
-from assistant.routing import Route, route
+from assistant.routing import Route, explicit_web, route
 from assistant.session import Session
 from assistant.trace import hit_scores
 from knowledge.types import Hit
@@ -79,6 +79,7 @@ class Turn:
         self.query = ""
         self.answer_question = ""
         self.label = ""
+        self.path = ""  # where the evidence came from: rag_search (library) or web_search
         self.sources: list[Hit] = []
 
     # ---- the whole turn -----------------------------------------------------------------------
@@ -113,7 +114,7 @@ class Turn:
                 Exchange(
                     user=self.question,
                     assistant=answer.text,
-                    intent=self.label,
+                    intent=self.path or self.label,
                     query=self.query or self.question,
                     sources=[h.title or h.source_path for h in (answer.cited or self.sources)][:10],
                 )
@@ -174,7 +175,12 @@ class Turn:
         # itself when it names its subject ("and what about attendance?"), else the standalone query
         self.answer_question = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else self.query
         found: _Found | None = None
-        if r.label == "web_search" and r.source == "classifier" and r.confidence < self.cfg.routing.web_min_confidence:
+        if (
+            r.label == "web_search"
+            and r.source == "classifier"
+            and r.confidence < self.cfg.routing.web_min_confidence
+            and not explicit_web(text)
+        ):
             # not sure it is a web question: when the library answers it, answer from the library
             found = self._search_documents()
             if found.relevant:
@@ -193,7 +199,9 @@ class Turn:
         relevant = False
         if r.label == "web_search":
             evidence, relevant = yield from self._web()
+            self.path = "web_search" if evidence else ""
         if not evidence:
+            self.path = "rag_search"  # a follow-up of this turn searches the library too
             evidence, relevant = yield from self._retrieve(found)
         self.sources = evidence
         yield from self._answer(evidence, relevant)

@@ -85,8 +85,14 @@ def main() -> int:
 
     stages: dict[str, list[float]] = defaultdict(list)
     correct = 0
+    thr = cfg.routing.confidence_threshold
+    routed = {"classifier alone": 0, "pipeline": 0}
     for q in queries:
         done = list(a.respond(a.new_session(), q["text"]))[-1]
+        it = done.trace["intent"]
+        alone = it["predicted"] if it["confidence"] >= thr else "rag_search"
+        routed["classifier alone"] += alone == "rag_search"
+        routed["pipeline"] += it["label"] == "rag_search"
         for name, ms in done.trace["timings_ms"].items():
             stages[name].append(float(ms))
         own = sum(done.trace["timings_ms"].get(k, 0.0) for k in ("persona", "intent", "rewrite"))
@@ -94,11 +100,19 @@ def main() -> int:
         answers = [x.lower() for x in q.get("answers", [])]
         correct += any(x in done.answer.text.lower() for x in answers)
     follow: list[float] = []
-    for q in queries[:10]:
+    follow_ups = ["tell me more", "why?", "what else?", "can you explain that?", "and what about its history?"]
+    followed = {"classifier alone": 0, "pipeline": 0}
+    n_follow = 0
+    for i, q in enumerate(queries[:20]):
         s = a.new_session()
         list(a.respond(s, q["text"]))
-        done = list(a.respond(s, "tell me more"))[-1]
+        done = list(a.respond(s, follow_ups[i % len(follow_ups)]))[-1]
         follow.append(done.trace["timings_ms"].get("rewrite", 0.0))
+        it = done.trace["intent"]
+        alone = it["predicted"] if it["confidence"] >= thr else "rag_search"
+        n_follow += 1
+        followed["classifier alone"] += alone == "rag_search"
+        followed["pipeline"] += it["label"] == "rag_search"
 
     persona = Persona()
     texts = [q["text"] for q in queries] * 25
@@ -117,8 +131,15 @@ def main() -> int:
     for name in sorted(stages, key=lambda n: -statistics.median(stages[n])):
         v = stages[name]
         print(f"| {name} | {statistics.median(v):.1f} | {_pct(v, 0.9):.1f} | {len(v)} |")
-    print(f"| rewrite of a follow-up ('tell me more', heuristic) | {statistics.median(follow):.2f} | "
+    print(f"| rewrite of a follow-up (heuristic) | {statistics.median(follow):.2f} | "
           f"{_pct(follow, 0.9):.2f} | {len(follow)} |")  # fmt: skip
+    print(f"\nrouting (intent: {'classifier' if a.parts.classifier.loaded else 'rules'}; threshold {thr}; "
+          f"web_min_confidence {cfg.routing.web_min_confidence}) — share sent to the documents:")  # fmt: skip
+    print("| turns | classifier + threshold alone | whole pipeline |\n|---|---|---|")
+    print(f"| {len(queries)} library questions (fresh session) | {routed['classifier alone']}/{len(queries)} | "
+          f"{routed['pipeline']}/{len(queries)} |")  # fmt: skip
+    print(f"| {n_follow} follow-ups of a library question | {followed['classifier alone']}/{n_follow} | "
+          f"{followed['pipeline']}/{n_follow} |")  # fmt: skip
     print(f"\npersona check: {persona_us:.0f} µs per question; rule routing: {rules_us:.0f} µs per question")
     print(f"answer contains a gold answer string: {correct}/{len(queries)} = {correct / max(1, len(queries)):.2f}")
     return 0

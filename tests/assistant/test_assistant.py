@@ -123,6 +123,7 @@ def test_web_path_on_a_loopback_serpapi(tmp_path, library, monkeypatch):
         assert any("Web search failed" in n for n in notices)
         src = next(e for e in events if isinstance(e, Sources))
         assert src.kind == "documents" and "300 euros" in events[-1].answer.text
+        assert s.memory.last.intent == "rag_search"  # a follow-up of it searches the library
     assert "serp-test-KEY" not in a.parts.trace.path.read_text()
 
 
@@ -219,7 +220,7 @@ class _Says:
 def test_an_unsure_web_route_checks_the_library_first(tmp_path, library, monkeypatch):
     monkeypatch.setenv("SERPAPI_API_KEY", "serp-test-FIRST")
     with SerpServer() as serp:
-        cfg = make_config(tmp_path, library, websearch__base_url=serp.url)
+        cfg = make_config(tmp_path, library, websearch__base_url=serp.url, routing__web_min_confidence=0.8)
         unsure = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.6))
         events = _events(unsure, unsure.new_session(), "How much is the monthly rent?")
         intent = next(e for e in events if isinstance(e, IntentEvent))
@@ -230,10 +231,13 @@ def test_an_unsure_web_route_checks_the_library_first(tmp_path, library, monkeyp
         events = _events(unsure, unsure.new_session(), "What is the population of Lima in Peru?")
         assert next(e for e in events if isinstance(e, IntentEvent)).label == "web_search"
         assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 1
-        # a confident web route goes straight to the web
+        # asking for the web itself goes straight to the web
+        events = _events(unsure, unsure.new_session(), "Search the web for the monthly rent of a flat")
+        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 2
+        # so does a web route at or above routing.web_min_confidence
         sure = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.95))
         events = _events(sure, sure.new_session(), "How much is the monthly rent?")
-        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 2
+        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 3
 
 
 def test_a_follow_up_keeps_the_path_of_the_question_it_follows(tmp_path, library):
