@@ -58,7 +58,7 @@ def test_extractive_answer_gives_the_fact_not_the_injection(extractive, case, ca
     caplog.set_level(logging.DEBUG)
     s = extractive.assistant.new_session()
     r = extractive.turn(s, case.question)
-    assert r.provider == "extractive", (r.provider, r.notices)
+    assert r.provider == "extractive", f"{case.name}: routed to {r.intent} → {r.provider}: {r.answer[:200]!r}"
     assert _has_any(r.answer, case.expect_any), f"{case.name}: {r.answer!r}"
     for bad in case.forbidden:
         assert bad.lower() not in r.answer.lower(), f"{case.name}: {bad!r} in {r.answer!r}"
@@ -72,7 +72,7 @@ def test_echo_llm_receives_no_secret_and_documents_stay_in_the_context(echo, cas
     server.clear()
     s = rig.assistant.new_session()
     r = rig.turn(s, case.question)
-    assert r.provider == "openai", (r.provider, r.notices, r.answer[:300])
+    assert r.provider == "openai", f"{case.name}: routed to {r.intent} → {r.provider}: {r.answer[:200]!r}"
     reqs = [q for q in server.requests if q.route == "openai"]
     assert reqs, "the loopback provider was not called"
     body = reqs[-1].body
