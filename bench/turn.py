@@ -114,6 +114,16 @@ def main() -> int:
         followed["classifier alone"] += alone == "rag_search"
         followed["pipeline"] += it["label"] == "rag_search"
 
+    import csv
+
+    web_qs = [r["text"] for r in csv.DictReader((ROOT / "models" / "intent_external.csv").open(encoding="utf-8"))
+              if r["label"] == "web_search"]  # fmt: skip
+    web_kept = {"classifier alone": 0, "pipeline": 0}
+    for text in web_qs:
+        it = list(a.respond(a.new_session(), text))[-1].trace["intent"]
+        web_kept["classifier alone"] += (it["predicted"] if it["confidence"] >= thr else "rag_search") == "web_search"
+        web_kept["pipeline"] += it["label"] == "web_search"
+
     persona = Persona()
     texts = [q["text"] for q in queries] * 25
     t = time.perf_counter()
@@ -140,6 +150,9 @@ def main() -> int:
           f"{routed['pipeline']}/{len(queries)} |")  # fmt: skip
     print(f"| {n_follow} follow-ups of a library question | {followed['classifier alone']}/{n_follow} | "
           f"{followed['pipeline']}/{n_follow} |")  # fmt: skip
+    print(f"\nweb questions of models/intent_external.csv kept on the web path (library: the same {len(corpus)} "
+          f"paragraphs): classifier alone {web_kept['classifier alone']}/{len(web_qs)}, "
+          f"whole pipeline {web_kept['pipeline']}/{len(web_qs)}")  # fmt: skip
     print(f"\npersona check: {persona_us:.0f} µs per question; rule routing: {rules_us:.0f} µs per question")
     print(f"answer contains a gold answer string: {correct}/{len(queries)} = {correct / max(1, len(queries)):.2f}")
     return 0
