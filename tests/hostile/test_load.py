@@ -173,3 +173,21 @@ def test_all_providers_down_through_the_app_gives_the_extractive_answer_with_a_n
     assert "Hobart" in answer, answer
     assert {r.model for r in llm.requests} == {"p1", "p2"}
     assert meta.strip() and "Traceback" not in meta, meta
+
+
+def test_the_app_serves_no_file_outside_its_upload_cache(app):
+    """The file routes must not hand out /etc/passwd, the config, the traces or the library."""
+    from tests.conftest import ROOT
+
+    (app.library_dir / "private_note.txt").write_text("private library note: heliotrope-99\n")
+    targets = {
+        "/etc/passwd": "root:",
+        str(ROOT / "config.yaml"): "embedder:",
+        str(app.library_dir / "private_note.txt"): "heliotrope-99",
+        str(app.base / "docs" / "policy.txt"): "codeword",
+    }
+    with httpx.Client(timeout=30) as http:
+        for target, secret_text in targets.items():
+            for route in ("gradio_api/file=", "file=", "gradio_api/file/"):
+                r = http.get(f"{app.url}{route}{target}")
+                assert not (r.status_code == 200 and secret_text in r.text), f"{route}{target} was served"
