@@ -84,7 +84,9 @@ def test_answerer_uses_the_embedding_only_when_configured(minilm):
     question = "When does the rental contract expire?"
     for switch, expect_known in ((False, False), (True, True)):
         settings = LLMSettings(order=[], extractive_embedding=switch)  # no LLM: the extractive link answers
-        answer = Answerer(settings, PromptSettings(), embed=minilm.embed_documents).answer(question, lease_hits())
+        answer = Answerer(settings, PromptSettings(), embed=minilm.embed_documents).answer(
+            question, lease_hits()
+        )
         assert answer.provider == "extractive"
         assert answer.not_known is (not expect_known)
         if expect_known:
