@@ -126,9 +126,7 @@ class Assistant:
                 fallback_reason=getattr(emb, "fallback_reason", ""),
             )
             if embedder["is_fallback"]:
-                warning = (
-                    f"Using the bundled all-MiniLM-L6-v2 embedder instead of CLIP: {embedder['fallback_reason']}"
-                )
+                warning = f"Using the bundled all-MiniLM-L6-v2 embedder instead of CLIP: {embedder['fallback_reason']}"
         chain = self.parts.chain.get_or_none()
         providers = [(str(n), bool(ok)) for n, ok in chain.available()] if chain is not None else []
         store = self.parts.store.peek()
@@ -152,7 +150,16 @@ class Assistant:
 
     def _all_parts(self) -> list[Any]:
         p = self.parts
-        return [p.embedder, p.store, p.retriever, p.classifier, p.transcriber, p.synthesiser, p.chain, p.answerer]
+        return [
+            p.embedder,
+            p.store,
+            p.retriever,
+            p.classifier,
+            p.transcriber,
+            p.synthesiser,
+            p.chain,
+            p.answerer,
+        ]
 
     # ---- the library ------------------------------------------------------------------------------
     def ingest(self, paths: list[Path], progress: Callable[[float, str], None] | None = None) -> Any:

@@ -160,7 +160,10 @@ class Components:
 
         chain = self.chain.get()
         msgs = [Message(m["role"], m["content"]) for m in messages]  # type: ignore[arg-type]
-        return chain.complete(msgs, max_tokens=max_tokens, timeout=self.cfg.llm.first_token_timeout)
+        # a helper call (rewrite, summary, meta) must not hold a turn as long as an answer may
+        return chain.complete(
+            msgs, max_tokens=max_tokens, timeout=min(self.cfg.llm.first_token_timeout, 10.0)
+        )
 
     def loaded(self) -> dict[str, bool]:
         parts = (self.embedder, self.store, self.classifier, self.transcriber, self.synthesiser, self.chain)

@@ -36,12 +36,16 @@ _ORDINALS = {
     "fifth": 5, "5th": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1,
 }  # fmt: skip
 _ORDINAL = re.compile(
-    r"\b(the|that|this)\s+(?P<n>" + "|".join(_ORDINALS) + r")(\s+(one|item|point|option|source|result|step|thing))?\b",
+    r"\b(the|that|this)\s+(?P<n>"
+    + "|".join(_ORDINALS)
+    + r")(\s+(one|item|point|option|source|result|step|thing))?\b",
     re.I,
 )
 _NUMBER = re.compile(r"\b(number|item|point|option|step|source)\s+(?P<n>\d{1,2})\b", re.I)
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|theirs|those|these|he|him|his|she|her|hers)\b", re.I)
-_DEICTIC = re.compile(r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I)
+_DEICTIC = re.compile(
+    r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I
+)
 _EXPLETIVE = re.compile(r"^\s*(is|was) it (true|possible|allowed|legal|ok|okay|necessary|required)\b", re.I)
 _WH = re.compile(
     r"^\s*(please\s+)?(can you\s+|could you\s+)?(tell me( about)?|explain|describe|what|which|who|whom|whose|where|when|why|"
@@ -54,7 +58,23 @@ _LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$"
 _INLINE_ITEM = re.compile(r"(?:^|\s)\(?(\d{1,2})[.)]\s+(.+?)(?=\s+\(?\d{1,2}[.)]\s+|$)")
 _CAPS = re.compile(r"\b([A-Z][\w'’-]+(?:\s+(?:of|de|la|the|and|von|van)?\s*[A-Z][\w'’-]+)*)")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
-_STOP_START = {"What", "Which", "Who", "Where", "When", "Why", "How", "Tell", "Is", "Are", "Do", "Does", "The", "I", "A"}
+_STOP_START = {
+    "What",
+    "Which",
+    "Who",
+    "Where",
+    "When",
+    "Why",
+    "How",
+    "Tell",
+    "Is",
+    "Are",
+    "Do",
+    "Does",
+    "The",
+    "I",
+    "A",
+}
 
 SYSTEM_PROMPT = (
     "You rewrite a follow-up question into one standalone search query, using the conversation to "
@@ -157,7 +177,10 @@ class FollowUpRewriter:
         context = history.strip() or f"User: {last.user}\nAssistant: {last.assistant}"
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"Conversation:\n{context[-3000:]}\n\nFollow-up: {question}\nStandalone query:"},
+            {
+                "role": "user",
+                "content": f"Conversation:\n{context[-3000:]}\n\nFollow-up: {question}\nStandalone query:",
+            },
         ]
         try:
             out = self._complete(messages) if self._complete else None
@@ -218,7 +241,9 @@ def _resolve_pronouns(q: str, topic: str, person: str) -> str:
     out = _PRONOUN.sub(sub, q)
     if not done:  # deictic "that/this"
         out = re.sub(r"\b(that|this)(\s+one)?\b(?=[\s?.!]*$)", topic, q, count=1, flags=re.I)
-        out = re.sub(r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {topic}", out, count=1, flags=re.I)
+        out = re.sub(
+            r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {topic}", out, count=1, flags=re.I
+        )
     elif topic not in out:
         out = f"{out.rstrip('?.! ')} {topic}"
     return " ".join(out.split())

@@ -155,7 +155,12 @@ class Turn:
         self.timings["persona"] = _ms(t)
         if persona is not None:
             self.label = "refusal" if persona.kind == "refusal" else "persona"
-            self.trace["intent"] = {"label": self.label, "confidence": 1.0, "source": "persona", "topic": persona.topic}
+            self.trace["intent"] = {
+                "label": self.label,
+                "confidence": 1.0,
+                "source": "persona",
+                "topic": persona.topic,
+            }
             yield IntentEvent(self.label, 1.0, source="persona")
             yield Token(persona.text)
             yield Answer(text=persona.text, provider="persona")
@@ -258,7 +263,11 @@ class Turn:
         t = time.perf_counter()
         classifier = self.parts.classifier.get_or_none()
         last = self.session.memory.last
-        follows = last.intent if last is not None and self.cfg.routing.follow_ups_inherit and detect(text, last) else None
+        follows = (
+            last.intent
+            if last is not None and self.cfg.routing.follow_ups_inherit and detect(text, last)
+            else None
+        )
         r = route(
             text,
             always_web=self.session.always_web_search,
@@ -291,7 +300,12 @@ class Turn:
             log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
             rw = Rewrite(text, text, "none")
         self.timings["rewrite"] = _ms(t)
-        self.trace["rewrite"] = {"original": rw.original, "query": rw.query, "method": rw.method, "reason": rw.reason}
+        self.trace["rewrite"] = {
+            "original": rw.original,
+            "query": rw.query,
+            "method": rw.method,
+            "reason": rw.reason,
+        }
         return rw
 
     def _web(self) -> Iterator[Event]:
@@ -314,7 +328,9 @@ class Turn:
         retriever = self.parts.retriever.get_or_none()
         if retriever is None:
             self.timings["retrieve"] = _ms(t)
-            return _Found(errors=[f"Your documents can't be searched right now ({self.parts.retriever.error})."])
+            return _Found(
+                errors=[f"Your documents can't be searched right now ({self.parts.retriever.error})."]
+            )
         try:
             retrieval = retriever.retrieve(self.query)
         except Exception as exc:  # noqa: BLE001 - degrade: answer without evidence

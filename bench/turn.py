@@ -53,14 +53,18 @@ def main() -> int:
     from models.embedder import MiniLMEmbedder
 
     data = Path(args.dataset)
-    corpus = [json.loads(x) for x in (data / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    corpus = [
+        json.loads(x) for x in (data / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()
+    ]
     corpus = corpus[: args.docs]
     ids = {d["_id"] for d in corpus}
     gold: dict[str, str] = {}
     for line in (data / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         qid, did, *_ = line.split("\t")
         gold[qid] = did
-    queries = [json.loads(x) for x in (data / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    queries = [
+        json.loads(x) for x in (data / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()
+    ]
     queries = [q for q in queries if gold.get(q["_id"]) in ids][: args.questions]
 
     tmp = Path(tempfile.mkdtemp(prefix="hark-bench-turn-"))
@@ -77,7 +81,9 @@ def main() -> int:
     store = ChunkStore.open(cfg.lancedb_uri, emb.identity, emb.dim, cfg.store)
     t0 = time.perf_counter()
     Ingestor(store, emb, cfg.ingest).ingest([docs])
-    print(f"library: {store.count()} chunks from {len(corpus)} paragraphs in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"library: {store.count()} chunks from {len(corpus)} paragraphs in {time.perf_counter() - t0:.1f} s"
+    )
 
     a = Assistant(cfg, embedder=emb, store=store)
     a.parts.classifier.get_or_none()  # the committed intent classifier when there is one, else rules
@@ -100,7 +106,13 @@ def main() -> int:
         answers = [x.lower() for x in q.get("answers", [])]
         correct += any(x in done.answer.text.lower() for x in answers)
     follow: list[float] = []
-    follow_ups = ["tell me more", "why?", "what else?", "can you explain that?", "and what about its history?"]
+    follow_ups = [
+        "tell me more",
+        "why?",
+        "what else?",
+        "can you explain that?",
+        "and what about its history?",
+    ]
     followed = {"classifier alone": 0, "pipeline": 0}
     n_follow = 0
     for i, q in enumerate(queries[:20]):
@@ -121,7 +133,9 @@ def main() -> int:
     web_kept = {"classifier alone": 0, "pipeline": 0}
     for text in web_qs:
         it = list(a.respond(a.new_session(), text))[-1].trace["intent"]
-        web_kept["classifier alone"] += (it["predicted"] if it["confidence"] >= thr else "rag_search") == "web_search"
+        web_kept["classifier alone"] += (
+            it["predicted"] if it["confidence"] >= thr else "rag_search"
+        ) == "web_search"
         web_kept["pipeline"] += it["label"] == "web_search"
 
     persona = Persona()
@@ -154,7 +168,9 @@ def main() -> int:
           f"paragraphs): classifier alone {web_kept['classifier alone']}/{len(web_qs)}, "
           f"whole pipeline {web_kept['pipeline']}/{len(web_qs)}")  # fmt: skip
     print(f"\npersona check: {persona_us:.0f} µs per question; rule routing: {rules_us:.0f} µs per question")
-    print(f"answer contains a gold answer string: {correct}/{len(queries)} = {correct / max(1, len(queries)):.2f}")
+    print(
+        f"answer contains a gold answer string: {correct}/{len(queries)} = {correct / max(1, len(queries)):.2f}"
+    )
     return 0
 
 

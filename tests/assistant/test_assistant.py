@@ -221,7 +221,9 @@ def test_an_unsure_web_route_checks_the_library_first(tmp_path, library, monkeyp
     monkeypatch.setenv("SERPAPI_API_KEY", "serp-test-FIRST")
     with SerpServer() as serp:
         cfg = make_config(tmp_path, library, websearch__base_url=serp.url, routing__web_min_confidence=0.8)
-        unsure = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.6))
+        unsure = Assistant(
+            cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.6)
+        )
         events = _events(unsure, unsure.new_session(), "How much is the monthly rent?")
         intent = next(e for e in events if isinstance(e, IntentEvent))
         assert (intent.label, intent.source) == ("rag_search", "documents-first")
@@ -230,14 +232,22 @@ def test_an_unsure_web_route_checks_the_library_first(tmp_path, library, monkeyp
         # nothing relevant in the library → the web after all
         events = _events(unsure, unsure.new_session(), "What is the population of Lima in Peru?")
         assert next(e for e in events if isinstance(e, IntentEvent)).label == "web_search"
-        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 1
+        assert (
+            next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 1
+        )
         # asking for the web itself goes straight to the web
         events = _events(unsure, unsure.new_session(), "Search the web for the monthly rent of a flat")
-        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 2
+        assert (
+            next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 2
+        )
         # so does a web route at or above routing.web_min_confidence
-        sure = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.95))
+        sure = Assistant(
+            cfg, embedder=library.embedder, store=library.store, classifier=_Says("web_search", 0.95)
+        )
         events = _events(sure, sure.new_session(), "How much is the monthly rent?")
-        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 3
+        assert (
+            next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 3
+        )
 
 
 def test_a_follow_up_keeps_the_path_of_the_question_it_follows(tmp_path, library):

@@ -126,7 +126,11 @@ def test_the_assistant_summarises_through_the_real_llm_chain(tmp_path, monkeypat
         assert s.memory.wait_idle(20)
         assert s.memory.summary.startswith("The user greeted Hark twice.")
         prompts = [" ".join(m["content"] for m in r.body["messages"]) for r in server.requests]
-        assert 1 <= len(prompts) <= 2 and "Summarise the conversation" in prompts[0] and "User: hello" in prompts[0]
+        assert (
+            1 <= len(prompts) <= 2
+            and "Summarise the conversation" in prompts[0]
+            and "User: hello" in prompts[0]
+        )
 
 
 def test_a_slow_llm_summary_never_delays_adding_and_is_swapped_in_later():

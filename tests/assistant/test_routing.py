@@ -50,14 +50,19 @@ def test_the_session_switch_sends_every_question_to_the_web():
         r = route("q", always_web=True, classifier=Scripted(label, 0.99), threshold=0.5)
         assert (r.label, r.source) == ("web_search", "switch")
     # greetings and questions about the conversation keep their short answers
-    assert route("hi", always_web=True, classifier=Scripted("greeting", 0.99), threshold=0.5).label == "greeting"
+    assert (
+        route("hi", always_web=True, classifier=Scripted("greeting", 0.99), threshold=0.5).label == "greeting"
+    )
 
 
 @pytest.mark.parametrize("classifier", [None, Broken(), Scripted("unknown_label", 0.99)])
 def test_without_a_working_classifier_the_rules_route(classifier):
     r = route("Hello there!", always_web=False, classifier=classifier, threshold=0.5)
     assert (r.label, r.source) == ("greeting", "rules")
-    assert route("What is the notice period?", always_web=False, classifier=classifier, threshold=0.5).label == "rag_search"
+    assert (
+        route("What is the notice period?", always_web=False, classifier=classifier, threshold=0.5).label
+        == "rag_search"
+    )
 
 
 @pytest.mark.parametrize(
