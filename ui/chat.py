@@ -51,7 +51,8 @@ class ChatState:
     """Everything one browser tab owns. Created lazily by the first event of the tab."""
 
     session: Any  # assistant.session.Session
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # what the Chatbot shows
+    message_turns: list[int] = field(default_factory=list)  # the turn number of each message
     turns: list[TurnView] = field(default_factory=list)
     cancel: threading.Event | None = None
     speech: SpeechQueue = field(default_factory=SpeechQueue)  # sentences of the running answer
@@ -71,15 +72,10 @@ class ChatState:
         """The view of the answer at chat message `index` (None → the latest answer)."""
         if not self.turns:
             return None
-        if index is None:
+        if index is None or not 0 <= index < len(self.message_turns):
             return self.turns[-1]
-        number = (
-            self.messages[index].get("metadata", {}).get("turn") if 0 <= index < len(self.messages) else None
-        )
-        if number is None:
-            # a user message or a notice: show the answer that follows it
-            following = [m.get("metadata", {}).get("turn") for m in self.messages[index:]]
-            number = next((n for n in following if n is not None), None)
+        # a user message belongs to the answer that follows it: same turn number
+        number = self.message_turns[index]
         return next((t for t in self.turns if t.number == number), self.turns[-1])
 
 
@@ -141,10 +137,11 @@ def run_turn(
     turn = _Turn(
         view=TurnView(number=number),
         user_msg={"role": "user", "content": shown},
-        answer_msg={"role": "assistant", "content": THINKING, "metadata": {"turn": number}},
+        answer_msg={"role": "assistant", "content": THINKING},
     )
     state.turns.append(turn.view)
     state.messages += [turn.user_msg, turn.answer_msg]
+    state.message_turns += [number, number]
     cancel = threading.Event()
     state.cancel = cancel
     yield state

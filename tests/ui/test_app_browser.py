@@ -206,6 +206,11 @@ def test_two_people_keep_separate_conversations_and_switches(browser, hark_app):
         "and how often should I lubricate the chain?",
     ]
     assert "300 kilometres" in b.locator("#chat [data-testid='bot']").nth(1).inner_text()
+    # clicking an earlier answer brings back its own sources and rerank picture
+    assert "answer 2" in b.locator("#evidence").inner_text()
+    b.locator("#chat [data-testid='bot']").first.click()
+    b.locator("#evidence h4", has_text="answer 1").first.wait_for(timeout=10_000)
+    assert "bike_manual.txt" in b.locator("#evidence .hark-source").first.inner_text()
     ctx_a.close()
     ctx_b.close()
 
