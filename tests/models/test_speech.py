@@ -185,3 +185,13 @@ def test_cli_bad_file_is_a_message_not_a_traceback(tmp_path):
     assert done.returncode == 2
     assert "I didn't catch that" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_an_unbundled_model_offline_is_a_clear_load_error(monkeypatch):
+    from models.errors import ModelLoadError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the hub is unreachable: only bundled or cached weights
+    tr = Transcriber(SpeechSettings(model="hark-test/no-such-whisper-model"))
+    with pytest.raises(ModelLoadError) as err:
+        tr.warm_up()
+    assert "no-such-whisper-model" in err.value.message and "tiny.en" in err.value.hint
