@@ -16,7 +16,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.components import Components
@@ -33,6 +32,7 @@ from assistant.events import (
     Token,
     Transcript,
 )
+from assistant.evidence import Found, search_documents
 from assistant.memory import Exchange
 from assistant.meta import greeting_reply, meta_reply
 from assistant.rewrite import FollowUpRewriter, Rewrite, detect
@@ -46,18 +46,6 @@ log = logging.getLogger(__name__)
 STOPPED = "Stopped. That's what I had so far."
 DIDNT_CATCH = "I didn't catch that. Please try again, or type your question."
 _OWN_WORDS = ("what-about", "continuation")  # follow-ups that name their own subject
-
-
-@dataclass
-class _Found:
-    """What a search of the library gave (or why it gave nothing)."""
-
-    hits: list[Hit] = field(default_factory=list)
-    candidates: list[Hit] = field(default_factory=list)
-    relevant: bool = False
-    notices: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    ok: bool = False
 
 
 def _ms(t0: float) -> float:
@@ -179,7 +167,7 @@ class Turn:
         # the answer is written for the question that carries the content words: the follow-up
         # itself when it names its subject ("and what about attendance?"), else the standalone query
         self.answer_question = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else self.query
-        found: _Found | None = None
+        found: Found | None = None
         if (
             r.label == "web_search"
             and r.source == "classifier"
@@ -322,37 +310,19 @@ class Turn:
         yield Sources(hits=results.hits, candidates=[], kind="web")
         return results.hits, True
 
-    def _search_documents(self) -> _Found:
-        """Retrieval for the current query, without events (failures become notices in the result)."""
+    def _search_documents(self) -> Found:
+        """Retrieval for the current query, without events (failures become messages in the result)."""
         t = time.perf_counter()
-        retriever = self.parts.retriever.get_or_none()
-        if retriever is None:
-            self.timings["retrieve"] = _ms(t)
-            return _Found(
-                errors=[f"Your documents can't be searched right now ({self.parts.retriever.error})."]
-            )
-        try:
-            retrieval = retriever.retrieve(self.query)
-        except Exception as exc:  # noqa: BLE001 - degrade: answer without evidence
-            log.warning("retrieval failed: %s", exc)
-            self.timings["retrieve"] = _ms(t)
-            return _Found(errors=[f"Searching your documents failed ({type(exc).__name__})."])
+        found = search_documents(self.parts.retriever, self.query)
         self.timings["retrieve"] = _ms(t)
-        for name, ms in (getattr(retrieval, "timings_ms", None) or {}).items():
-            self.timings[f"retrieve.{name}"] = round(float(ms), 1)
-        found = _Found(
-            hits=list(retrieval.hits),
-            candidates=list(retrieval.candidates),
-            relevant=bool(retrieval.relevant),
-            notices=[str(n) for n in getattr(retrieval, "notices", None) or []],
-            ok=True,
-        )
-        self.trace["candidates"] = hit_scores(found.candidates)
-        self.trace["reranked"] = hit_scores(found.hits)
-        self.trace["relevant"] = found.relevant
+        self.timings.update({f"retrieve.{k}": v for k, v in found.timings_ms.items()})
+        if found.ok:
+            self.trace["candidates"] = hit_scores(found.candidates)
+            self.trace["reranked"] = hit_scores(found.hits)
+            self.trace["relevant"] = found.relevant
         return found
 
-    def _retrieve(self, found: _Found | None = None) -> Iterator[Event]:
+    def _retrieve(self, found: Found | None = None) -> Iterator[Event]:
         found = found if found is not None else self._search_documents()
         for text in found.errors:
             yield Notice(text, "error")
