@@ -5,8 +5,9 @@ index's recall@50 against exact search.
         [--configs "ivf_pq:32:4,ivf_flat:32:1"] [--data clustered|uniform]
 
 Synthetic 512-d unit vectors (the CLIP dimension) go through `ChunkStore.replace_files` into a real
-LanceDB table in a temporary folder. `clustered` (default) draws them around 1,000 random centres
-with noise, like real embeddings, which cluster by topic; `uniform` is the worst case for any IVF
+LanceDB table in a temporary folder. `clustered` (default) draws them around `--centres` random
+centres (100) with noise of norm 0.8 (cosine ~0.78 to the centre), like real embeddings, which cluster
+by topic; `uniform` is the worst case for any IVF
 index (no structure at all). Queries are perturbed copies of stored vectors. A config is
 `index:nprobes:refine_factor`; partitions = sqrt(n) as in the store.
 """
@@ -27,11 +28,11 @@ import numpy as np  # noqa: E402
 DIM = 512
 
 
-def make_vectors(n: int, kind: str, rng: np.random.Generator) -> np.ndarray:
+def make_vectors(n: int, kind: str, rng: np.random.Generator, n_centres: int) -> np.ndarray:
     if kind == "uniform":
         m = rng.normal(size=(n, DIM)).astype(np.float32)
     else:
-        centres = rng.normal(size=(1000, DIM)).astype(np.float32)
+        centres = rng.normal(size=(n_centres, DIM)).astype(np.float32)
         centres /= np.linalg.norm(centres, axis=1, keepdims=True)
         # noise of norm ~0.8 around a centre: cosine to the centre ~0.78, like a topic cluster
         noise = rng.normal(scale=0.8 / np.sqrt(DIM), size=(n, DIM)).astype(np.float32)
@@ -50,6 +51,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--configs", default="ivf_pq:32:4,ivf_flat:32:1")
     ap.add_argument("--data", default="clustered", choices=["clustered", "uniform"])
+    ap.add_argument("--centres", type=int, default=100, help="topic centres of the clustered data")
     args = ap.parse_args()
 
     from knowledge.settings import StoreSettings
@@ -59,7 +61,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
-        data = make_vectors(n, args.data, rng)
+        data = make_vectors(n, args.data, rng, args.centres)
         queries = data[rng.integers(0, n, args.queries)] + rng.normal(
             scale=0.02, size=(args.queries, DIM)
         ).astype(np.float32)
@@ -110,7 +112,8 @@ def main() -> None:
                     )
                 )
             print(f"# n={n}: loaded in {t_load:.1f} s", flush=True)
-    print(f"\ndata: {args.data}, dim {DIM}, {args.queries} queries, top-50\n")
+    kind = f"clustered around {args.centres} centres" if args.data == "clustered" else "uniform"
+    print(f"\ndata: {kind}, dim {DIM}, {args.queries} queries, top-50\n")
     print("| chunks | search | settings | p50 ms | p95 ms | recall@50 vs exact | index build s |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
