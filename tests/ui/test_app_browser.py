@@ -174,6 +174,16 @@ def test_upload_a_document_then_ask_about_it(browser, hark_app, tmp_path):
     answer = _ask(page, "How many years does the dishwasher warranty last?", 1)
     assert "five years" in answer
     assert "dishwasher warranty.txt" in page.locator("#evidence .hark-source.cited").first.inner_text()
+
+    # delete it again: gone from the table, the index and the library folder
+    page.get_by_role("tab", name="Library").click()
+    page.locator("#doc-pick input").click()
+    page.get_by_role("option", name="dishwasher warranty.txt").click()
+    page.locator("#delete-doc").click()
+    page.locator("#ingest-report", has_text="Deleted").wait_for(timeout=30_000)
+    assert "dishwasher warranty.txt" not in page.locator("#docs").inner_text()
+    assert not (hark_app.library_dir / "dishwasher warranty.txt").exists()
+    assert "dishwasher warranty.txt" not in [d.source_path for d in hark_app.assistant.documents()]
     ctx.close()
 
 
