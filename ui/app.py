@@ -88,7 +88,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
     def speak(state: ChatState | None):
         if state is None or not getattr(state.session, "speak_answers", False):
             return
-        yield from speak_sentences(state.speech.sentences(), assistant.synthesise)
+        yield from speak_sentences(state.speech.sentences(), assistant.synthesise, on_error=gr.Warning)
 
     def ask(text: str, state: ChatState | None):
         if not (text or "").strip():

@@ -82,14 +82,19 @@ class SpeechQueue:
 
 
 def speak_sentences(
-    sentences: Iterator[str], synthesise: Callable[[str], tuple[int, np.ndarray]]
+    sentences: Iterator[str],
+    synthesise: Callable[[str], tuple[int, np.ndarray]],
+    on_error: Callable[[str], None] | None = None,
 ) -> Iterator[bytes]:
-    """WAV bytes for each sentence; stops quietly at the first synthesis failure."""
+    """WAV bytes for each sentence; at the first synthesis failure, tells `on_error` and stops."""
     for sentence in sentences:
         try:
             rate, samples = synthesise(sentence)
-        except Exception:  # noqa: BLE001 - speech is optional; the text answer goes on
+        except Exception as exc:  # noqa: BLE001 - speech is optional; the text answer goes on
             log.warning("speech synthesis failed; the rest of this answer stays silent", exc_info=True)
+            if on_error is not None:
+                detail = getattr(exc, "message", "") or "the speech synthesiser is unavailable"
+                on_error(f"Could not speak the answer: {detail}")
             for _ in sentences:  # drain so the producer never blocks
                 pass
             return
