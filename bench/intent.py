@@ -5,7 +5,8 @@
 Times `IntentClassifier.predict(text)` one query at a time over the queries of the external file
 (`intent.external_file`), after a warm-up, and prints p50/p90 wall-clock and p50 CPU time per
 query. Side by side in the same process: the shipped ONNX Runtime path, the same merged model in
-PyTorch, the adapter left unmerged (peft wrapper) and a batched call (`predict_batch`, 32 queries).
+PyTorch and the adapter left unmerged (peft wrapper), taking turns query by query, then a batched
+call (`predict_batch`, 32 queries).
 CPU time is what an idle core would take; wall time also counts waiting for a busy machine.
 Target: p50 <= 10 ms.
 """
@@ -29,18 +30,23 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-def _times(fn: Callable[[str], object], texts: list[str], repeats: int) -> tuple[list[float], list[float]]:
-    """Wall-clock and CPU milliseconds of each call (CPU time = what an idle core would take)."""
-    for t in texts[:20]:
-        fn(t)
-    wall, cpu = [], []
+def _times_interleaved(
+    fns: list[Callable[[str], object]], texts: list[str], repeats: int
+) -> list[tuple[list[float], list[float]]]:
+    """Wall-clock and CPU ms of each call, the variants taking turns on every input so that a busy
+    machine's load swings hit them alike (CPU time = what an idle core would take)."""
+    for fn in fns:
+        for t in texts[:20]:
+            fn(t)
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
     for _ in range(repeats):
         for t in texts:
-            w0, c0 = time.perf_counter(), time.process_time()
-            fn(t)
-            wall.append((time.perf_counter() - w0) * 1000)
-            cpu.append((time.process_time() - c0) * 1000)
-    return sorted(wall), sorted(cpu)
+            for fn, (wall, cpu) in zip(fns, out, strict=True):
+                w0, c0 = time.perf_counter(), time.process_time()
+                fn(t)
+                wall.append((time.perf_counter() - w0) * 1000)
+                cpu.append((time.process_time() - c0) * 1000)
+    return [(sorted(w), sorted(c)) for w, c in out]
 
 
 def _row(name: str, threads: str, timed: tuple[list[float], list[float]], per: int = 1) -> str:
@@ -102,19 +108,20 @@ def main() -> int:
     for n in args.threads:
         torch.set_num_threads(n)
         onnx = IntentClassifier(settings.model_copy(update={"threads": n}), cfg.base_dir)
-        rows = [
-            (f"predict(), {onnx.runtime} (shipped default)", onnx.predict, 1, texts),
-            ("predict(), torch, adapter merged", eager.predict, 1, texts),
-            ("torch, adapter unmerged (peft wrapper)", predict_unmerged, 1, texts),
-            (
-                f"predict_batch({batch}), {onnx.runtime}, per query",
-                lambda i, clf=onnx: clf.predict_batch(chunks[int(i)]),
-                batch,
-                [str(i) for i in range(len(chunks))],
-            ),
+        singles = [
+            (f"predict(), {onnx.runtime} (shipped default)", onnx.predict),
+            ("predict(), torch, adapter merged", eager.predict),
+            ("torch, adapter unmerged (peft wrapper)", predict_unmerged),
         ]
-        for name, fn, per, inputs in rows:
-            print(_row(name, str(n), _times(fn, inputs, args.repeats), per=per), flush=True)
+        timed = _times_interleaved([fn for _, fn in singles], texts, args.repeats)
+        for (name, _), t in zip(singles, timed, strict=True):
+            print(_row(name, str(n), t), flush=True)
+        (bt,) = _times_interleaved(
+            [lambda i, clf=onnx: clf.predict_batch(chunks[int(i)])],
+            [str(i) for i in range(len(chunks))],
+            args.repeats,
+        )
+        print(_row(f"predict_batch({batch}), {onnx.runtime}, per query", str(n), bt, per=batch), flush=True)
     return 0
 
 

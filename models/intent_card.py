@@ -117,9 +117,16 @@ def render(r: TrainReport) -> str:
         *[f"- `{text}`: {true} → {pred}" for text, true, pred in e["errors"]],
         "",
         "## Inference latency",
-        f"One query at a time, model loaded once and the adapter merged into the base weights: p50 "
-        f"{r.latency_ms['p50']:.1f} ms, p90 {r.latency_ms['p90']:.1f} ms over {int(r.latency_ms['n'])} calls "
-        "(measured at the end of training; `python bench/intent.py` measures it on its own).",
+        f"One query at a time, model loaded once, adapter merged into the base weights ({r.machine}): "
+        f"p50 {r.latency_ms['p50']:.1f} ms, p90 {r.latency_ms['p90']:.1f} ms wall-clock over "
+        f"{int(r.latency_ms['n'])} calls"
+        + (
+            f"; p50 CPU time {r.latency_ms['cpu_p50']:.1f} ms (the wall time of an idle core), load average "
+            f"{r.latency_ms['load_average']:.1f} during the measurement"
+            if "cpu_p50" in r.latency_ms
+            else ""
+        )
+        + ". `python bench/intent.py` measures it on its own (docs/results.md).",
         "",
         "## Limitations",
         "- English only; the training data is synthetic and the external file was written by the same team,",
