@@ -82,6 +82,7 @@ def main() -> None:
                 exact_ids.append({h.chunk_id for h in hits})
             p50, p95 = _percentiles(lat)
             rows.append((n, "exact (flat)", "-", f"{p50:.1f}", f"{p95:.1f}", "1.000", "-"))
+            print("# " + " | ".join(str(x) for x in rows[-1]), flush=True)
             for cfg in args.configs.split(","):
                 index, nprobes, refine = cfg.split(":")
                 store.settings = StoreSettings(
@@ -111,6 +112,7 @@ def main() -> None:
                         f"{t_index:.1f}",
                     )
                 )
+                print("# " + " | ".join(str(x) for x in rows[-1]), flush=True)
             print(f"# n={n}: loaded in {t_load:.1f} s", flush=True)
     kind = f"clustered around {args.centres} centres" if args.data == "clustered" else "uniform"
     print(f"\ndata: {kind}, dim {DIM}, {args.queries} queries, top-50\n")
