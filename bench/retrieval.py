@@ -118,6 +118,8 @@ def build_store(n: int, emb, work: Path):
 
     store = ChunkStore.open(str(work / f"synthetic-{n}"), emb.identity, emb.dim, StoreSettings())
     if store.count() >= n:
+        if (n >= store.settings.ann_threshold and not store.has_vector_index()) or not store.has_fts_index():
+            store.update_indexes()  # an interrupted build: finish the indexes
         return store
     store.clear()
     _, texts, centres = passages(emb, work)

@@ -108,7 +108,8 @@ def index_dataset(
         t0 = time.perf_counter()
         report = Ingestor(store, embedder, ingest).ingest([corpus_dir])
         log.info("indexed %s in %.1f s: %s", dataset.name, time.perf_counter() - t0, _summary(report))
-    store.update_indexes()
+    if not store.has_fts_index():  # the Ingestor keeps the indexes current after a change
+        store.update_indexes()
     return store
 
 
