@@ -263,5 +263,13 @@ def test_spoken_answers_play_sentence_audio(browser, hark_app):
         "() => { const a = document.querySelector('#speaker audio'); return a && a.duration > 1; }",
         timeout=ANSWER_TIMEOUT,
     )
+    # the playlist can announce the duration before the first segment is fetched: wait for both
+    for _ in range(100):
+        if any(u.endswith(".aac") for u in segments):
+            break
+        page.wait_for_timeout(200)
     assert any(u.endswith(".aac") for u in segments), segments  # sentence audio streamed as segments
+    page.wait_for_function(
+        "() => document.querySelector('#speaker audio').currentTime > 0.5", timeout=ANSWER_TIMEOUT
+    )  # and it is actually playing
     ctx.close()
