@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.config import LLMSettings, PromptSettings
-from assistant.events import NOT_KNOWN, Answer, Notice, Token
+from assistant.events import NOT_KNOWN, Answer, Notice, Restart, Token
 from assistant.grounding import (
     CitationRewriter,
     has_evidence,
@@ -49,13 +49,6 @@ _REASONS = {
     "connection": "it could not be reached",
     "truncated": "the connection dropped",
 }
-
-
-@dataclass
-class Restart(Notice):
-    """Discard the partial answer streamed so far; the tokens that follow start the answer again."""
-
-    level: str = "warning"
 
 
 @dataclass

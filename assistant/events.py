@@ -58,6 +58,13 @@ class Notice:
 
 
 @dataclass
+class Restart(Notice):
+    """A provider failed mid-stream: discard the partial answer; the tokens that follow start it again."""
+
+    level: str = "warning"
+
+
+@dataclass
 class Answer:
     text: str
     provider: str  # the provider that produced the final text, or "extractive", "persona", …

@@ -27,6 +27,7 @@ from assistant.events import (
     Event,
     IntentEvent,
     Notice,
+    Restart,
     Rewritten,
     Sources,
     Token,
@@ -360,7 +361,7 @@ class Turn:
                     elif isinstance(item, Answer):
                         final = item
                     elif isinstance(item, Notice):
-                        if type(item).__name__ == "Restart":  # the partial answer is void
+                        if isinstance(item, Restart):  # the partial answer is void
                             said.clear()
                         yield item
                     if self.cancel.is_set():

@@ -28,7 +28,7 @@ import httpx  # noqa: E402,F401 - imported up front: openai's stream clean-up lo
 
 from assistant.answer import Answerer  # noqa: E402
 from assistant.config import LLMSettings, PromptSettings, ProviderSettings  # noqa: E402
-from assistant.events import Token  # noqa: E402
+from assistant.events import Restart, Token  # noqa: E402
 from assistant.llm.base import CallContext, CallOptions  # noqa: E402
 from assistant.llm.chain import LLMChain, make_provider  # noqa: E402
 from knowledge.types import Hit  # noqa: E402
@@ -137,7 +137,7 @@ def failover(runs: int) -> list[tuple[str, float]]:
                 t = time.perf_counter()
                 restarted = False
                 for event in answerer.stream("What is the notice period?", EVIDENCE):
-                    if type(event).__name__ == "Restart":
+                    if isinstance(event, Restart):
                         restarted = True
                     if isinstance(event, Token) and (restarted or not isinstance(behaviour, Drop)):
                         if i >= 2:

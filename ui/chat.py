@@ -19,6 +19,7 @@ from assistant.events import (
     Done,
     IntentEvent,
     Notice,
+    Restart,
     Rewritten,
     Sources,
     Token,
@@ -188,6 +189,9 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
         if on_answer_text is not None:
             on_answer_text(event.text)
     elif isinstance(event, Notice):
+        if isinstance(event, Restart):  # a provider broke mid-answer: the partial text is void
+            turn.text = ""
+            turn.answer_msg["content"] = ""
         icon = {"warning": "⚠️", "error": "⛔"}.get(event.level, "ℹ️")
         turn.notices.append(f"{icon} {event.text}")
     elif isinstance(event, Done):

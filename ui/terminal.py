@@ -25,6 +25,7 @@ from assistant.events import (
     Event,
     IntentEvent,
     Notice,
+    Restart,
     Rewritten,
     Sources,
     Token,
@@ -129,7 +130,7 @@ class Renderer:
             r.streamed += ev.text
             self._say(ev.text, self.out)
         elif isinstance(ev, Notice):
-            if type(ev).__name__ == "Restart":  # the partial answer is void; a new one follows
+            if isinstance(ev, Restart):  # the partial answer is void; a new one follows
                 r.streamed = ""
                 self._say("\n", self.out)
             r.notices.append(ev)
