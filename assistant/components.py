@@ -129,7 +129,9 @@ class Components:
     def _make_chain(self) -> Any:
         from assistant.llm.chain import LLMChain
 
-        return LLMChain(self.cfg.llm)
+        chain = LLMChain(self.cfg.llm)
+        chain.warm_up()  # SDK imports and clients now, not inside the first answer's first-token clock
+        return chain
 
     def _make_answerer(self) -> Any:
         from assistant.answer import Answerer
