@@ -56,7 +56,6 @@ class TTSSettings(_Strict):
 class IntentSettings(_Strict):
     base_model: str = "sentence-transformers/all-MiniLM-L6-v2"  # or roberta-base, any encoder
     adapter_dir: str = "models/intent_adapter"
-    confidence_threshold: float = Field(0.5, ge=0, le=1)
     max_length: int = Field(64, ge=8)
     runtime: Literal["onnx", "torch"] = "onnx"  # onnx: exported once to the cache; torch if that fails
     threads: int = Field(1, ge=0)  # ONNX Runtime threads per call (0 = all cores)
