@@ -12,7 +12,7 @@ import logging
 import queue
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -256,11 +256,10 @@ class Chat:
                 if user_input is None:
                     continue
             self.out.write("hark> ")
-            result = self.renderer.consume(
-                _threaded(self.assistant, self.session, user_input, threading.Event())
-            )
-            if self.session.speak_answers and result.answer and result.answer.text.strip():
-                self._speak(result.answer.text)
+            events = _threaded(self.assistant, self.session, user_input, threading.Event())
+            if self.session.speak_answers:
+                events = self._speaking(events)
+            self.renderer.consume(events)
 
     def _record(self) -> AudioInput | None:
         from ui.recorder import RecorderError, record_until_enter
@@ -281,17 +280,43 @@ class Chat:
             return None
         return AudioInput(samples=samples, sample_rate=rate)
 
-    def _speak(self, text: str) -> None:
+    def _speaking(self, events: Iterator[Event]) -> Iterator[Event]:
+        """Pass the events through while a worker speaks the answer sentence by sentence as it
+        streams: the first sentence plays before the answer has finished."""
+        texts: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+
+        def tokens() -> Iterator[str]:
+            while (text := texts.get()) is not None:
+                yield text
+
+        worker = threading.Thread(target=self._speak, args=(tokens(),), name="hark-speak", daemon=True)
+        worker.start()
+        streamed = False
+        try:
+            for ev in events:
+                if isinstance(ev, Token):
+                    texts.put(ev.text)
+                    streamed = True
+                elif isinstance(ev, Done) and not streamed and ev.answer.text.strip():
+                    texts.put(ev.answer.text)  # answers that arrive whole are spoken too
+                yield ev
+        finally:
+            texts.put(None)
+            worker.join()
+
+    def _speak(self, tokens: Iterator[str]) -> None:
         from assistant.speak import speak_stream
         from ui.recorder import RecorderError, play
 
         try:
             synth = self.assistant.parts.synthesiser.get()
-            for rate, samples in speak_stream([text], synth):
+            for rate, samples in speak_stream(tokens, synth):
                 play(rate, samples)
         except (HarkError, RecorderError) as exc:
             self.err.write(f"Spoken answers are off: {exc.message}\n")
             self.session.speak_answers = False
+            for _ in tokens:  # drain, so the producer's end marker is consumed
+                pass
 
     def _command(self, line: str) -> bool:
         cmd, _, arg = line[1:].partition(" ")

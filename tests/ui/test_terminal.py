@@ -118,3 +118,39 @@ def test_chat_ends_on_end_of_input(tmp_path, library):
 
     a = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=shared_classifier())
     assert Chat(cfg, False, io.StringIO(), io.StringIO(), read=read, assistant=a).run() == 0
+
+
+def test_chat_speaks_the_first_sentence_before_the_answer_has_finished(hark_config, monkeypatch):
+    """Spoken answers in the terminal: a real eSpeak NG synthesiser; playback is recorded instead of
+    sent to a sound card (this machine has none). The first sentence must play while the answer is
+    still streaming."""
+    import threading
+
+    import ui.recorder
+    from assistant.events import Answer, Done, Token
+    from models.tts import Synthesiser
+
+    consumed: list[int] = []
+    played: list[tuple[int, int]] = []  # (tokens consumed when the clip played, samples)
+    more = threading.Event()
+
+    def events():
+        tokens = ["The notice period ", "is two months. ", "Rent is due ", "on the first ", "working day."]
+        for i, t in enumerate(tokens, 1):
+            consumed.append(i)
+            yield Token(t)
+            if i == 2:  # hold the stream until the first sentence has been spoken
+                assert more.wait(60), "the first sentence was not spoken while the answer streamed"
+        yield Done(Answer(text="".join(tokens), provider="extractive"), trace={})
+
+    def play(rate, samples):
+        played.append((len(consumed), len(samples)))
+        more.set()
+
+    monkeypatch.setattr(ui.recorder, "play", play)
+    assistant = Assistant(hark_config, synthesiser=Synthesiser(hark_config.tts))
+    chat = Chat(hark_config, voice=False, out=io.StringIO(), err=io.StringIO(), assistant=assistant)
+    seen = list(chat._speaking(events()))
+    assert isinstance(seen[-1], Done) and len(seen) == 6  # every event passes through unchanged
+    assert len(played) == 2  # two sentences, two clips
+    assert played[0][0] == 2 and played[0][1] > 1000  # spoken after 2 of 5 tokens, real audio
