@@ -160,6 +160,7 @@ def main() -> int:
     ap.add_argument("--speech-model", default="base")
     ap.add_argument("--ttft", type=float, default=0.2, help="loopback time to first token, seconds")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--search", choices=["dense", "hybrid"], default=None, help="override retrieval.search")
     ap.add_argument("--no-clip-memory", dest="clip_memory", action="store_false",
                     help="skip loading a CLIP-sized model for the memory figure")
     ap.add_argument("--docs", type=int, default=None, help="XQuAD paragraphs to ingest (default all 240)")
@@ -177,6 +178,7 @@ def main() -> int:
         "store": {"data_dir": str(tmp / "data")},
         "speech": {"model": args.speech_model, "compute_type": "int8", "device": "cpu"},
         "tts": {"enabled": False},
+        **({"retrieval": {"search": args.search}} if args.search else {}),
         "trace": {"path": str(tmp / "data" / "traces.jsonl"), "log_path": str(tmp / "data" / "hark.log")},
         "llm": {"order": ["loopback"], "cooldown_seconds": 0,
                 "providers": {"loopback": {"kind": "openai_compatible", "model": "loopback",
@@ -218,7 +220,7 @@ def main() -> int:
         clip_mem = _mem()
 
     print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load[0]:.1f}")
-    print(f"library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
+    print(f"retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
           f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.parts.loaded()}")
     print(table("Typed questions", typed))
     print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))
