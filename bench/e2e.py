@@ -187,6 +187,12 @@ def main() -> int:
     cfg._base_dir = ROOT
     assistant = Assistant(cfg)
     t0 = time.perf_counter()
+    rss = [("start", _mem()["VmRSS"])]
+    for part in (assistant.parts.embedder, assistant.parts.store, assistant.parts.retriever,
+                 assistant.parts.classifier, assistant.parts.transcriber, assistant.parts.chain,
+                 assistant.parts.answerer):
+        part.get_or_none()  # one at a time, to see what each adds to the resident size
+        rss.append((part.name, _mem()["VmRSS"]))
     try:
         assistant.warm_up(tts=False)
     except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
@@ -232,6 +238,9 @@ def main() -> int:
                   f"{'met' if p50 <= target else 'NOT met'}")
     print(f"Resident memory with all models loaded and {n_chunks} chunks: VmRSS {mem['VmRSS']:.0f} MB, "
           f"peak VmHWM {mem['VmHWM']:.0f} MB (target ≤ 2048 MB)")
+    print("Resident size added by each part as it loads (MB): " + ", ".join(
+        f"{name} +{now - before:.0f}" for (_, before), (name, now) in zip(rss, rss[1:], strict=False))
+        + f"; the {n_chunks}-chunk library and the turns +{mem['VmRSS'] - rss[-1][1]:.0f} (start {rss[0][1]:.0f})")
     if clip_mem:
         print(f"… plus a CLIP ViT-B-32 (open_clip, random weights — same size as the OpenAI weights): "
               f"VmRSS {clip_mem['VmRSS']:.0f} MB, peak VmHWM {clip_mem['VmHWM']:.0f} MB")
