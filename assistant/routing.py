@@ -4,6 +4,8 @@
 - a classification below `routing.confidence_threshold` goes to `rag_search` (source "threshold");
 - without a classifier (it failed to load), a few unambiguous patterns pick greeting /
   conversation_meta / web_search and everything else is `rag_search` (source "rules");
+- a `conversation_meta` classification of a question that names neither a participant nor the
+  conversation ("How quickly does the support team answer emails?") goes to `rag_search` (source "rules");
 - a follow-up of a document or web question keeps that path (source "follow-up"): the
   classifier sees "tell me more" or "when did she die?" without their context.
 """
@@ -34,6 +36,16 @@ _META = re.compile(
 _WEB = re.compile(
     r"\b(search the (web|internet)|on the (web|internet)|google (it|for)|look (it )?up online|"
     r"latest news|news (about|on)|today'?s (news|weather)|weather (in|for|today)|stock price|right now)\b",
+    re.I,
+)
+
+# words without which a question cannot be about the conversation itself: it names a participant
+# ("I", "you", "we"), the conversation, or what was said/asked in it
+_CONVERSATION_CUE = re.compile(
+    r"\b(i|i'?m|i'?ve|me|my|we|we'?ve|our|us|u|ur|you|your|ya|conversation|convo|chat|discussion|"
+    r"talk(ed)?|earlier|before|previous(ly)?|prior|last|first|second|said|say|ask(ed)?|told|tell|"
+    r"questions?|repeat|again|recap|summar\w*|so far|above|start over|forget|clear|"
+    r"(shorten|rephrase|simplify|reword|expand on|elaborate on) (that|it|this))\b",
     re.I,
 )
 
@@ -94,6 +106,9 @@ def route(
     label = predicted
     if source == "classifier" and confidence < threshold:
         label, source = "rag_search", "threshold"
+    if label == "conversation_meta" and not _CONVERSATION_CUE.search(text):
+        # "How quickly does the support team answer emails?" is about the documents, not this chat
+        label, source = "rag_search", "rules"
     if follows in ("rag_search", "web_search") and label != follows:
         label, source = follows, "follow-up"
     if always_web and label in ("rag_search", "web_search"):

@@ -33,9 +33,32 @@ class Broken:
 
 
 def test_confident_labels_are_followed():
-    for label in ("rag_search", "web_search", "greeting", "conversation_meta"):
-        r = route("q", always_web=False, classifier=Scripted(label, 0.9), threshold=0.5)
+    texts = {
+        "rag_search": "what is the notice period",
+        "web_search": "weather in paris",
+        "greeting": "hello",
+        "conversation_meta": "what did I ask you first?",
+    }
+    for label, text in texts.items():
+        r = route(text, always_web=False, classifier=Scripted(label, 0.9), threshold=0.5)
         assert (r.label, r.source, r.predicted) == (label, "classifier", label)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["How quickly does the support team answer emails?", "When are the meeting minutes published?"],
+)
+def test_a_question_that_names_no_one_in_the_chat_is_not_about_the_chat(text):
+    r = route(text, always_web=False, classifier=Scripted("conversation_meta", 0.62), threshold=0.5)
+    assert (r.label, r.source, r.predicted) == ("rag_search", "rules", "conversation_meta")
+
+
+@pytest.mark.parametrize(
+    "text", ["what did i ask u before", "recap pls", "shorten that", "what was my second question"]
+)
+def test_questions_about_the_chat_stay_meta(text):
+    r = route(text, always_web=False, classifier=Scripted("conversation_meta", 0.9), threshold=0.5)
+    assert r.label == "conversation_meta"
 
 
 def test_below_the_threshold_goes_to_rag_search():
