@@ -29,6 +29,11 @@ MARKDOWN = {".md", ".markdown"}
 TEXT = {".txt", ".text"}
 SUPPORTED = PDF | DOCX | HTML | MARKDOWN | TEXT
 _NO_LANG = [""]  # skip unstructured's per-document language detection (60 % of parse time, unused)
+DEFAULT_MAX_FILE_MB = 50.0  # IngestSettings.max_file_mb's default
+ZIP_EXPANSION_LIMIT = 20  # a .docx may unpack to at most this many times max_file_mb
+MAX_ZIP_MEMBERS = 10_000
+MAX_ZIP_RATIO = 1000  # deflate cannot do better than ~1032:1; above this is a crafted archive
+ZIP_RATIO_FLOOR = 10 * 2**20  # the ratio check applies to parts over 10 MB unpacked
 
 _TAGS_HEADING = re.compile(r"^\s*tags\s*:?\s*$", re.IGNORECASE)
 _TAGS_INLINE = re.compile(r"^\s*tags\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
@@ -267,11 +272,37 @@ def _ranges(pages: list[int]) -> str:
     return ", ".join(out)
 
 
-def _load_docx(path: Path) -> LoadedDocument:
+def check_zip_archive(path: Path, max_unpacked_mb: float) -> None:
+    """Refuse a zip-based file (.docx) that is not a zip or would inflate past `max_unpacked_mb`.
+
+    Reads only the zip directory. `zipfile` stops reading a member at its declared size, so the
+    sum of declared sizes bounds what a parser can inflate from this archive.
+    """
     import zipfile
 
-    if not zipfile.is_zipfile(path):
-        raise LoadFailed("not a valid DOCX file (not a zip archive)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        raise LoadFailed(f"not a valid DOCX file (not a readable zip archive): {exc}") from exc
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise LoadFailed(f"refused: the .docx holds {len(members)} parts (more than {MAX_ZIP_MEMBERS})")
+    total = sum(m.file_size for m in members)
+    if total > max_unpacked_mb * 2**20:
+        raise LoadFailed(
+            f"refused: the .docx would unpack to {total / 2**20:,.0f} MB "
+            f"(limit {max_unpacked_mb:,.0f} MB, {ZIP_EXPANSION_LIMIT}x max_file_mb)"
+        )
+    for m in members:
+        if m.file_size > ZIP_RATIO_FLOOR and m.file_size > MAX_ZIP_RATIO * max(m.compress_size, 1):
+            raise LoadFailed(
+                f"refused: the .docx part {m.filename!r} is compressed {m.file_size // max(m.compress_size, 1)}:1 "
+                "(a zip bomb)"
+            )
+
+
+def _load_docx(path: Path, max_unpacked_mb: float) -> LoadedDocument:
+    check_zip_archive(path, max_unpacked_mb)
     from unstructured.partition.docx import partition_docx
 
     try:
@@ -281,12 +312,61 @@ def _load_docx(path: Path) -> LoadedDocument:
     return elements_to_document(elements, fallback_title=path.stem)
 
 
+_HIDDEN_TAGS = ("script", "style", "template", "noscript")
+_HIDDEN_STYLE = re.compile(r"(display\s*:\s*none|visibility\s*:\s*hidden)", re.IGNORECASE)
+
+
+def visible_html(text: str) -> str:
+    """The HTML without what a reader never sees: scripts, styles, templates, hidden elements.
+
+    Removes script/style/template/noscript elements, comments, elements with the `hidden` attribute,
+    `aria-hidden="true"`, or an inline style `display:none` / `visibility:hidden` (with their
+    children). Text that follows a removed element (its tail) is kept.
+    """
+    from lxml import etree
+    from lxml import html as lxml_html
+
+    try:
+        root = lxml_html.document_fromstring(text)
+    except (etree.ParserError, ValueError):
+        return text
+    doomed = [el for el in root.iter() if _is_hidden(el)]
+    for el in doomed:
+        parent = el.getparent()
+        if parent is None or not _attached(el, root):
+            continue
+        el.drop_tree()  # keeps the tail text
+    return lxml_html.tostring(root, encoding="unicode")
+
+
+def _is_hidden(el: Any) -> bool:
+    tag = el.tag if isinstance(el.tag, str) else ""
+    if not tag:  # comments and processing instructions
+        return True
+    if tag.lower() in _HIDDEN_TAGS:
+        return True
+    if el.get("hidden") is not None:
+        return True
+    if (el.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(el.get("style") or ""))
+
+
+def _attached(el: Any, root: Any) -> bool:
+    node = el
+    while node is not None:
+        if node is root:
+            return True
+        node = node.getparent()
+    return False
+
+
 def _load_html(path: Path) -> LoadedDocument:
     from unstructured.partition.html import partition_html
 
     text = _read_text_file(path)
     title_match = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
-    elements = partition_html(text=text, languages=_NO_LANG)
+    elements = partition_html(text=visible_html(text), languages=_NO_LANG)
     doc = elements_to_document(elements, fallback_title=path.stem)
     if title_match and " ".join(title_match.group(1).split()):
         doc.title = " ".join(title_match.group(1).split())
@@ -308,8 +388,11 @@ def _load_text(path: Path) -> LoadedDocument:
     return elements_to_document(elements, fallback_title=path.stem, use_first_title=False)
 
 
-def load_document(path: Path, ocr: bool = True) -> LoadedDocument:
-    """Parse one file into blocks. Raises LoadFailed / LoadSkipped with a clear reason."""
+def load_document(path: Path, ocr: bool = True, max_file_mb: float = DEFAULT_MAX_FILE_MB) -> LoadedDocument:
+    """Parse one file into blocks. Raises LoadFailed / LoadSkipped with a clear reason.
+
+    `max_file_mb` bounds what an archive (.docx) may unpack to: ZIP_EXPANSION_LIMIT times it.
+    """
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED:
         raise LoadSkipped(f"unsupported file type {suffix or '(none)'}")
@@ -320,7 +403,7 @@ def load_document(path: Path, ocr: bool = True) -> LoadedDocument:
         if suffix in PDF:
             doc = _load_pdf(path, ocr)
         elif suffix in DOCX:
-            doc = _load_docx(path)
+            doc = _load_docx(path, max_file_mb * ZIP_EXPANSION_LIMIT)
         elif suffix in HTML:
             doc = _load_html(path)
         elif suffix in MARKDOWN:

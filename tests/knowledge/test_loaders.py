@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.loaders import LoadFailed, LoadSkipped, decode_text, load_document, looks_binary
+from knowledge.loaders import (
+    LoadFailed,
+    LoadSkipped,
+    check_zip_archive,
+    decode_text,
+    load_document,
+    looks_binary,
+)
 from tests.conftest import ROOT
 from tests.knowledge.docs_factory import (
     write_docx,
@@ -52,6 +59,62 @@ def test_html_title_and_paragraphs(tmp_path: Path) -> None:
         "Bake at 250 degrees",
     ]
     assert doc.blocks[-1].section == "Sourdough"
+
+
+def test_html_text_a_reader_never_sees_is_dropped(tmp_path: Path) -> None:
+    p = tmp_path / "page.html"
+    p.write_text(
+        "<html><head><title>Soup</title><style>p{color:red}</style></head><body><h1>Leek soup</h1>"
+        "<p>Simmer the leeks for 20 minutes.</p>"
+        "<script>var s = 'scriptsecret';</script><noscript>noscriptsecret</noscript>"
+        "<template><p>templatesecret</p></template><!-- commentsecret -->"
+        '<div style="color: blue; DISPLAY : none">stylesecret <b>nestedsecret</b></div>'
+        '<p style="visibility:hidden">invisiblesecret</p>'
+        "<p hidden>hiddensecret</p><span aria-hidden=\"true\">ariasecret</span>"
+        '<span aria-hidden="false">Season with pepper.</span>'
+        "<p>Blend <span hidden>inlinesecret</span>until smooth.</p></body></html>",
+        encoding="utf-8",
+    )
+    text = " ".join(b.text for b in load_document(p).blocks)
+    assert "secret" not in text, text
+    for visible in ("Leek soup", "Simmer the leeks for 20 minutes.", "Season with pepper.", "Blend"):
+        assert visible in text, text
+    assert "until smooth." in text, text  # the text after a hidden inline element is kept
+
+
+def _zip_with(path: Path, member_bytes: bytes, compression: int) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=compression) as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml", member_bytes)
+    return path
+
+
+def test_docx_that_would_unpack_past_the_limit_is_refused(tmp_path: Path) -> None:
+    import zipfile
+
+    big = _zip_with(tmp_path / "big.docx", os.urandom(3 * 2**20), zipfile.ZIP_STORED)
+    with pytest.raises(LoadFailed) as info:
+        load_document(big, max_file_mb=0.1)  # 20 x 0.1 MB = 2 MB < 3 MB declared
+    assert "refused" in info.value.reason and "unpack" in info.value.reason, info.value.reason
+    check_zip_archive(big, max_unpacked_mb=20)  # under a larger limit the same archive passes the guard
+
+
+def test_docx_compressed_like_a_bomb_is_refused(tmp_path: Path) -> None:
+    import zipfile
+
+    bomb = _zip_with(tmp_path / "bomb.docx", b"\0" * (40 * 2**20), zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(LoadFailed) as info:
+        check_zip_archive(bomb, max_unpacked_mb=10_000)  # the size is allowed, the ratio is not
+    assert "zip bomb" in info.value.reason, info.value.reason
+
+
+def test_a_real_docx_passes_the_zip_guard(tmp_path: Path) -> None:
+    p = write_docx(tmp_path / "ok.docx", "Notes", ["A short paragraph."])
+    check_zip_archive(p, max_unpacked_mb=1)
+    assert load_document(p, max_file_mb=1).title == "Notes"
 
 
 def test_docx_paragraphs_table_rows_and_inline_tags(tmp_path: Path) -> None:
