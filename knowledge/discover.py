@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 class Candidate:
     root: Path  # the library root (absolute); source_path is relative to it
     path: Path  # the file as found (may be a symlink)
-    source_path: str  # posix path relative to root
+    source_path: str  # posix path relative to root (prefixed by the root's name: see `discover`)
 
 
 @dataclass
@@ -31,23 +31,51 @@ class Discovery:
     roots: list[Path] = field(default_factory=list)  # folders walked in full (for removals)
 
 
-def _rel(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix()
+def _rel(root: Path, path: Path, prefix: str = "") -> str:
+    rel = path.relative_to(root).as_posix()
+    if rel == ".":
+        return prefix.rstrip("/")
+    return prefix + rel
 
 
-def discover(paths: list[Path], extensions: list[str]) -> Discovery:
-    """Files to ingest under `paths`. Folders are walked without ever looping; hidden entries skipped."""
+def root_prefixes(folders: list[Path]) -> dict[Path, str]:
+    """A distinct name per folder ("work/"), from its last path parts ("a/docs/" when two are "docs")."""
+    out: dict[Path, str] = {}
+    depth = 1
+    while True:
+        names = {f: "/".join(f.parts[-depth:]).lstrip("/") + "/" for f in folders}
+        if len(set(names.values())) == len(names) or depth > max(len(f.parts) for f in folders):
+            out = names
+            break
+        depth += 1
+    return out
+
+
+def discover(
+    paths: list[Path], extensions: list[str], prefixed_roots: set[str] | frozenset[str] = frozenset()
+) -> Discovery:
+    """Files to ingest under `paths`. Folders are walked without ever looping; hidden entries skipped.
+
+    With one folder, `source_path` is relative to it. With several folders, each folder's files are
+    named under the folder's name ("work/notes.txt", "home/notes.txt") so that equal relative paths
+    never replace each other; a folder in `prefixed_roots` (stored that way before) keeps the prefix.
+    """
     exts = {e.lower() for e in extensions}
     out = Discovery()
-    for given in paths:
-        given = Path(given).expanduser()
+    given_paths = [Path(g).expanduser() for g in paths]
+    folders = list(dict.fromkeys(g.resolve() for g in given_paths if g.is_dir()))
+    prefixes = root_prefixes(folders) if folders else {}
+    for given in given_paths:
         if not given.exists() and not given.is_symlink():
             out.problems.append(Problem(str(given), "failed", "not found"))
             continue
         if given.is_dir():
             root = given.resolve()
+            if root in out.roots:
+                continue
             out.roots.append(root)
-            _walk(root, root, exts, out, visited={_dir_key(root)})
+            prefix = prefixes[root] if len(folders) > 1 or str(root) in prefixed_roots else ""
+            _walk(root, root, exts, out, visited={_dir_key(root)}, prefix=prefix)
             continue
         root = given.parent.resolve()
         cand = Candidate(root, root / given.name, given.name)
@@ -84,19 +112,26 @@ def _check_file(c: Candidate) -> Problem | None:
     return None
 
 
-def _walk(root: Path, folder: Path, exts: set[str], out: Discovery, visited: set[tuple[int, int]]) -> None:
+def _walk(
+    root: Path,
+    folder: Path,
+    exts: set[str],
+    out: Discovery,
+    visited: set[tuple[int, int]],
+    prefix: str = "",
+) -> None:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
         out.problems.append(
-            Problem(_rel(root, folder) or ".", "failed", f"cannot list folder: {exc.strerror or exc}")
+            Problem(_rel(root, folder, prefix) or ".", "failed", f"cannot list folder: {exc.strerror or exc}")
         )
         return
     for entry in entries:
         if entry.name.startswith("."):
             continue
         path = Path(entry.path)
-        cand = Candidate(root, path, _rel(root, path))
+        cand = Candidate(root, path, _rel(root, path, prefix))
         problem = _check_file(cand)
         if problem:
             if path.suffix.lower() in exts or problem.reason == "symlink loop":
@@ -109,7 +144,7 @@ def _walk(root: Path, folder: Path, exts: set[str], out: Discovery, visited: set
                     Problem(cand.source_path, "skipped", "symlink loop (folder already visited)")
                 )
                 continue
-            _walk(root, path, exts, out, visited | {key})
+            _walk(root, path, exts, out, visited | {key}, prefix)
         elif path.suffix.lower() in exts:
             if path.is_file():
                 out.candidates.append(cand)

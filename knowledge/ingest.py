@@ -105,10 +105,10 @@ class Ingestor:
         report = IngestReport(embedder=self.embedder.identity)
         if rebuild:
             self.store.clear()
-        found = discover(paths, self.settings.extensions)
+        manifest = self.store.manifest.all()
+        found = discover(paths, self.settings.extensions, prefixed_roots=prefixed_roots(manifest))
         for p in found.problems:
             report.files.append(FileResult(p.source_path, p.status, reason=p.reason))
-        manifest = self.store.manifest.all()
         stored_counts = self.store.chunk_counts()
         owners = self.store.text_hash_owners()
         run = _Run(self, report, manifest, stored_counts, owners)
@@ -189,7 +189,9 @@ class _Run:
                 self._result(sp, old.status, t0, reason=f"{old.error} (unchanged since the last run)")
                 return
         try:
-            doc = load_document(cand.path, ocr=self.settings.ocr == "auto")
+            doc = load_document(
+                cand.path, ocr=self.settings.ocr == "auto", max_file_mb=self.settings.max_file_mb
+            )
         except LoadSkipped as exc:
             self._not_indexed(cand, fhash, "skipped", exc.reason, t0)
             return
@@ -211,6 +213,8 @@ class _Run:
             duplicates=dups,
         )
         res = FileResult(sp, status, chunks=len(kept), duplicates=dups, reason="; ".join(doc.notes))
+        if dups and not force:  # its text may be freed later this run (a renamed or moved file)
+            self.deferred.append(cand)
         if sp in self.pending.chunks:  # the same relative path under two roots: commit the first
             self.flush()
         p = self.pending
@@ -310,9 +314,10 @@ class _Run:
         """Files that skipped duplicate chunks are redone when stored text disappeared this run."""
         if not (self.released and self.deferred):
             return
-        redo = {c.source_path for c in self.deferred}
+        todo, self.deferred = self.deferred, []
+        redo = {c.source_path for c in todo}
         self.report.files = [f for f in self.report.files if f.source_path not in redo]
-        for cand in self.deferred:
+        for cand in todo:
             say(1.0, f"re-checking duplicates of {cand.source_path}")
             self.process(cand, force=True)
         self.flush()
@@ -339,14 +344,40 @@ class _Run:
 # ---------------------------------------------------------------- command line
 
 
+def prefixed_roots(manifest: dict[str, DocumentInfo]) -> set[str]:
+    """Folders whose files were stored under the folder's name (an earlier run over several folders).
+
+    A later run over one of them alone keeps that naming, so no file is removed and re-added.
+    """
+    by_root: dict[str, list[str]] = {}
+    for sp, info in manifest.items():
+        if info.root:
+            by_root.setdefault(info.root, []).append(sp)
+    out: set[str] = set()
+    for root, sps in by_root.items():
+        prefix = Path(root).name + "/"
+        if all(sp.startswith(prefix) for sp in sps) and not (Path(root) / Path(root).name).is_dir():
+            out.add(root)
+    return out
+
+
+def printable(text: str) -> str:
+    """`text` with control and other non-printable characters escaped (`\\x1b`), safe for a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def format_report(report: IngestReport) -> str:
-    """The per-file report and the totals, as plain text for the terminal."""
+    """The per-file report and the totals, as plain text for the terminal (names and reasons escaped)."""
     lines = []
-    width = max([len(f.source_path) for f in report.files] + [11])
-    width = min(width, 70)
+    rows = sorted(report.files, key=lambda f: (STATUSES.index(f.status), f.source_path))
+    names = [printable(f.source_path) for f in rows]
+    width = min(max([len(n) for n in names] + [11]), 70)
     lines.append(f"{'file':<{width}}  {'status':<9} {'chunks':>6} {'seconds':>8}  reason")
-    for f in sorted(report.files, key=lambda f: (STATUSES.index(f.status), f.source_path)):
-        lines.append(f"{f.source_path:<{width}}  {f.status:<9} {f.chunks:>6} {f.seconds:>8.2f}  {f.reason}")
+    for f, name in zip(rows, names, strict=True):
+        reason = printable(f.reason)
+        lines.append(f"{name:<{width}}  {f.status:<9} {f.chunks:>6} {f.seconds:>8.2f}  {reason}")
     t = report.totals
     summary = ", ".join(f"{t[s]} {s}" for s in STATUSES if t[s])
     lines.append(
