@@ -265,3 +265,60 @@ def test_cli_ingest_prints_the_report(tmp_path: Path) -> None:
     assert "5 added" in out.stdout and "car.pdf" in out.stdout
     assert (tmp_path / "data" / "lancedb" / "chunks__minilm-l6-v2.lance").is_dir()
     assert "ingest" in out.stderr  # the progress bar
+
+
+def _stored(store: ChunkStore) -> dict[str, str]:
+    rows = store.table.to_arrow().select(["source_path", "chunk_text"]).to_pylist()
+    out: dict[str, str] = {}
+    for r in rows:
+        out[r["source_path"]] = (out.get(r["source_path"], "") + " " + r["chunk_text"]).strip()
+    return out
+
+
+def test_a_renamed_file_keeps_its_text(tmp_path: Path, minilm) -> None:
+    """The new name's text duplicates the old name's until the old one is removed in the same run."""
+    lib = tmp_path / "library"
+    lib.mkdir()
+    (lib / "old.txt").write_text("The renamed codeword is quartzpelican.\n", encoding="utf-8")
+    ing, store = _ingestor(tmp_path, minilm)
+    ing.ingest([lib])
+    (lib / "old.txt").rename(lib / "new.txt")
+    report = ing.ingest([lib])
+    assert report.by_path()["old.txt"].status == "removed"
+    assert "quartzpelican" in _stored(store).get("new.txt", ""), _stored(store)
+
+
+def test_several_folders_keep_same_named_files_apart(tmp_path: Path, minilm) -> None:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    (work / "notes.txt").write_text("The work codeword is saffronkestrel.\n", encoding="utf-8")
+    (home / "notes.txt").write_text("The home codeword is indigomarmot.\n", encoding="utf-8")
+    ing, store = _ingestor(tmp_path, minilm)
+    ing.ingest([work, home])
+    stored = _stored(store)
+    assert "saffronkestrel" in stored["work/notes.txt"] and "indigomarmot" in stored["home/notes.txt"], stored
+    again = ing.ingest([work])  # one folder alone keeps the names it was stored under
+    assert {f.source_path: f.status for f in again.files} == {"work/notes.txt": "unchanged"}, again.files
+    assert set(_stored(store)) == {"work/notes.txt", "home/notes.txt"}
+
+
+def test_one_folder_keeps_paths_relative_to_it(tmp_path: Path, minilm) -> None:
+    lib = tmp_path / "library"
+    (lib / "sub").mkdir(parents=True)
+    (lib / "sub" / "a.txt").write_text("Plain relative paths for one folder.\n", encoding="utf-8")
+    ing, store = _ingestor(tmp_path, minilm)
+    ing.ingest([lib])
+    assert set(_stored(store)) == {"sub/a.txt"}
+
+
+def test_report_escapes_control_characters_in_names_and_reasons(tmp_path: Path, minilm) -> None:
+    lib = tmp_path / "library"
+    lib.mkdir()
+    (lib / "evil\x1b[2Jname.txt").write_bytes(b"")
+    ing, _store = _ingestor(tmp_path, minilm)
+    report = ing.ingest([lib])
+    report.files[0].reason += " \x07bell"
+    text = format_report(report)
+    assert "\x1b" not in text and "\x07" not in text, text
+    assert "evil\\x1b[2Jname.txt" in text and "\\x07bell" in text, text
