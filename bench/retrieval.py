@@ -90,7 +90,7 @@ def bench_rerank(emb, reps: int, work: Path) -> None:
     ours, theirs, agree = [], [], 0
     for vecs, dense in pools:
         hits = [
-            Hit(f"c{i}", f"d{i}.txt", "", "", float(s), dense_score=float(s), vector=vecs[i].tolist())
+            Hit(f"c{i}", f"d{i}.txt", "", "", float(s), dense_score=float(s), vector=vecs[i])  # as the store returns them: rows of a float32 matrix
             for i, s in enumerate(dense)
         ]
         t0 = time.perf_counter()

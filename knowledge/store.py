@@ -155,11 +155,11 @@ class ChunkStore:
             q = q.bypass_vector_index()
         else:
             q = q.nprobes(self.settings.ann_nprobes).refine_factor(self.settings.ann_refine_factor)
-        rows = q.to_arrow().to_pylist()
+        rows, vecs = _rows_and_vectors(q.to_arrow())
         hits = []
-        for r in rows:
+        for i, r in enumerate(rows):
             cos = 1.0 - float(r["_distance"])
-            hits.append(_hit(r, score=cos, dense_score=cos))
+            hits.append(_hit(r, vecs[i] if vecs is not None else None, score=cos, dense_score=cos))
         return hits
 
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
@@ -171,8 +171,11 @@ class ChunkStore:
         q = self._table.search(text, query_type="fts", fts_columns="chunk_text").limit(k)
         if where:
             q = q.where(where, prefilter=True)
-        rows = q.to_arrow().to_pylist()
-        return [_hit(r, score=float(r["_score"]), bm25_score=float(r["_score"])) for r in rows]
+        rows, vecs = _rows_and_vectors(q.to_arrow())
+        return [
+            _hit(r, vecs[i] if vecs is not None else None, score=float(r["_score"]), bm25_score=float(r["_score"]))
+            for i, r in enumerate(rows)
+        ]
 
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -317,10 +320,26 @@ def _sub_vectors(dim: int) -> int:
     return 1
 
 
+def _rows_and_vectors(table: pa.Table) -> tuple[list[dict[str, Any]], np.ndarray | None]:
+    """Result rows as dicts, and their vectors as one float32 matrix (no per-float Python objects:
+    the rerank reads them as an array, and 50 × 512 floats as lists cost more than the rerank)."""
+    if "vector" not in table.column_names:
+        return table.to_pylist(), None
+    col = table["vector"].combine_chunks()
+    vecs = None
+    if col.null_count == 0 and len(col):
+        vecs = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        vecs = vecs.reshape(len(col), -1)
+    return table.drop_columns(["vector"]).to_pylist(), vecs
+
+
 def _hit(
-    r: dict[str, Any], score: float, dense_score: float | None = None, bm25_score: float | None = None
+    r: dict[str, Any],
+    vec: np.ndarray | None,
+    score: float,
+    dense_score: float | None = None,
+    bm25_score: float | None = None,
 ) -> Hit:
-    vec = r.get("vector")
     return Hit(
         chunk_id=r["chunk_id"],
         source_path=r["source_path"],
@@ -332,5 +351,5 @@ def _hit(
         section=r.get("section") or "",
         pages=list(r.get("pages") or []),
         tags=list(r.get("tags") or []),
-        vector=list(vec) if vec is not None else None,
+        vector=vec,
     )

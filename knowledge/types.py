@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 
 @dataclass
 class Chunk:
@@ -40,7 +42,7 @@ class Hit:
     section: str = ""
     pages: list[int] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
-    vector: list[float] | None = field(default=None, repr=False)
+    vector: np.ndarray | list[float] | None = field(default=None, repr=False)  # unit vector
 
     @property
     def chunk_preview(self) -> str:
