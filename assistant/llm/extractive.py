@@ -83,7 +83,10 @@ class ExtractiveAnswerer:
     def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
         sentences: list[ScoredSentence] = []
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
+            headings = {_fold(hit.title), _fold(hit.section)} - {""}
             for pos, sent in enumerate(split_sentences(hit.chunk_text)):
+                if _fold(sent) in headings:  # the document's title or section heading is no answer
+                    continue
                 sentences.append(ScoredSentence(sent, block, pos, 0.0))
         if not sentences:
             return []
@@ -128,6 +131,10 @@ class ExtractiveAnswerer:
             picked.append(s)
             length += len(s.text)
         return " ".join(_cite(s.text, s.block) for s in picked)
+
+
+def _fold(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def _cite(sentence: str, block: int) -> str:

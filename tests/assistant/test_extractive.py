@@ -92,3 +92,20 @@ def test_answerer_uses_the_embedding_only_when_configured(minilm):
         if expect_known:
             assert answer.text.startswith("The tenancy runs from 1 March 2024 to 28 February 2025 [1].")
             assert answer.cited[0].chunk_id == "lease-1"
+
+
+def test_the_title_heading_of_a_chunk_is_never_quoted_as_an_answer():
+    # unstructured chunks start with the document's title line; it shares no word with the question
+    # but used to ride in on the rank prior ("… two months notice [1]. Rental agreement [1].")
+    hit = Hit(
+        chunk_id="c1",
+        source_path="lease.md",
+        title="Rental agreement — Flat 4B",
+        chunk_text="Rental agreement — Flat 4B\n\nThe tenant may end this tenancy by giving two months written notice.",
+        score=0.6,
+        dense_score=0.6,
+        section="Rental agreement — Flat 4B",
+    )
+    answer = ExtractiveAnswerer().answer("How much notice must the tenant give?", [hit])
+    assert "two months written notice [1]" in answer
+    assert "Flat 4B" not in answer
