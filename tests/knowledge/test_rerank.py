@@ -15,6 +15,7 @@ from knowledge.rerank import (
     PAPER,
     DiffusionParams,
     DiffusionReranker,
+    RerankError,
     affinity,
     diffusion_scores,
     personalized_pagerank,
@@ -82,6 +83,25 @@ def test_same_ranking_as_networkx(seed, params):
     assert ours.sum() == pytest.approx(1.0)
     np.testing.assert_allclose(ours, ref, atol=1e-9)
     assert np.argsort(-ours, kind="stable").tolist() == np.argsort(-ref, kind="stable").tolist()
+
+
+def test_isolated_node_zero_weight_edges_match_networkx_missing_edges():
+    # node 3 points away from everyone: every edge to it is clamped to 0. The complete igraph graph
+    # carries those edges with weight 0; the result must equal NetworkX, which has no such edges
+    # (node 3 is dangling and restarts by the reset vector).
+    v = np.array([[1.0, 0.1], [0.9, 0.3], [0.8, 0.5], [-1.0, -0.2]])
+    w = affinity(v, PAPER)
+    assert np.all(w[3] == 0.0)
+    reset = restart_vector(np.array([0.9, 0.5, 0.2, 0.95]))
+    for n in (4, 4):  # the second call reuses the cached graph
+        ours = personalized_pagerank(w[:n, :n], reset, 0.85)
+        np.testing.assert_allclose(ours, _networkx_ppr(w, reset, 0.85), atol=1e-9)
+
+
+def test_negative_edge_weights_are_refused():
+    w = np.array([[0.0, -0.5], [-0.5, 0.0]])
+    with pytest.raises(RerankError):
+        personalized_pagerank(w, np.array([0.5, 0.5]), 0.85)
 
 
 def test_paper_graph_is_complete_clamped_without_self_loops():
