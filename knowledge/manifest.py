@@ -72,6 +72,10 @@ class Manifest:
     def table(self) -> Any:
         return self._table
 
+    def refresh(self) -> None:
+        """See the latest committed version (another process may have written)."""
+        self._table.checkout_latest()
+
     def all(self) -> dict[str, DocumentInfo]:
         rows = self._table.to_arrow().to_pylist()
         return {r["source_path"]: DocumentInfo(**r) for r in rows}

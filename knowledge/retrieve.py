@@ -38,6 +38,7 @@ class _Embedder(Protocol):
 class _Store(Protocol):
     def search(self, vec: np.ndarray, k: int, where: str | None = None) -> list[Hit]: ...
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]: ...
+    def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]: ...
     def count(self) -> int: ...
 
 
@@ -171,18 +172,5 @@ class Retriever:
 
     def pool_bm25(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
         """Full-text (BM25) score of each given chunk; 0 for chunks matching no query term."""
-        scores = {cid: 0.0 for cid in chunk_ids}
-        for h in self._fts_restricted(query, chunk_ids):
-            if h.chunk_id in scores and h.bm25_score is not None:
-                scores[h.chunk_id] = float(h.bm25_score)
-        return scores
-
-    def _fts_restricted(self, query: str, chunk_ids: list[str]) -> list[Hit]:
-        # BM25 statistics are corpus-wide: a prefiltered search scores each chunk exactly as the
-        # unrestricted one does, and finds every pool member that matches a query term
-        where = "chunk_id IN (" + ", ".join(_sql_str(c) for c in chunk_ids) + ")"
-        return self.store.fts_search(query, len(chunk_ids), where=where)
-
-
-def _sql_str(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+        found = self.store.fts_scores(query, chunk_ids)
+        return {cid: float(found.get(cid, 0.0)) for cid in chunk_ids}

@@ -25,6 +25,10 @@ class StoreSettings(_Strict):
     ann_partitions: int | None = Field(None, ge=1)  # None: sqrt(number of chunks)
     ann_nprobes: int = Field(32, ge=1)
     ann_refine_factor: int = Field(4, ge=1)
+    # exact search below ann_threshold from an in-memory copy of the vectors (≤ 40 MB at 20k × 512)
+    memory_search: bool = True
+    # a local library sees other processes' commits (CLI ingest, the ingest child) within this time
+    refresh_seconds: float = Field(2.0, ge=0)
 
 
 class IngestSettings(_Strict):
@@ -35,6 +39,9 @@ class IngestSettings(_Strict):
     max_file_mb: float = Field(50.0, gt=0)
     extensions: list[str] = [".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt"]
     ocr: Literal["auto", "off"] = "auto"
+    # process: the app reads documents in a child process (its memory is returned, a parser crash
+    # cannot end the app); inline: in the calling process (the CLI `ingest` always runs inline)
+    isolation: Literal["process", "inline"] = "process"
 
 
 class RerankSettings(_Strict):

@@ -3,8 +3,13 @@
 - Table `<prefix>__<identity>` (sanitised); a different embedder is a different table, so vectors
   of different embedders never mix and switching embedder re-indexes.
 - Vectors are L2-normalised; search uses cosine distance, `dense_score = 1 - distance` (= cosine).
-- Exact (flat) search below `ann_threshold` chunks; at/above it an IVF index (cosine) is built and
-  searched with `nprobes` / `refine_factor` (recall@50 measured in bench/search.py).
+- Exact (flat) search below `ann_threshold` chunks — from an in-memory copy of the vectors
+  (`knowledge.vector_cache`, rebuilt when the table version changes) unless `memory_search` is off;
+  at/above it an IVF index (cosine) is built and searched with `nprobes` / `refine_factor` (recall@50
+  measured in bench/search.py).
+- Other processes' commits (`launch.py ingest` while the app runs, the ingest child process) become
+  visible within `refresh_seconds` (the connection's read consistency interval), or at once after
+  `refresh()`.
 - Full-text: LanceDB's own FTS index on `chunk_text`, brought up to date after each ingest.
 - Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
   delete-by-source), so a concurrent search sees either the old or the new version of a file.
@@ -26,6 +31,7 @@ import pyarrow as pa
 from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
 from knowledge.types import Chunk, Hit
+from knowledge.vector_cache import StaleSnapshot, VectorCache
 from models.errors import HarkError
 
 log = logging.getLogger(__name__)
@@ -85,6 +91,7 @@ class ChunkStore:
         self.settings = settings
         self.name = table_name(settings.table_prefix, identity)
         self._write_lock = threading.Lock()
+        self._vectors = VectorCache()
         self._table = self._guard(self._open_table, "open the chunks table")
         self.manifest: Manifest = self._guard(
             lambda: Manifest(db, f"{self.name}__files"), "open the files manifest"
@@ -94,10 +101,15 @@ class ChunkStore:
 
     @classmethod
     def open(cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings) -> ChunkStore:
+        import datetime
+
         import lancedb
 
+        kwargs: dict[str, Any] = {}
+        if "://" not in uri:  # a local folder: see other processes' commits within refresh_seconds
+            kwargs["read_consistency_interval"] = datetime.timedelta(seconds=settings.refresh_seconds)
         try:
-            db = lancedb.connect(uri)
+            db = lancedb.connect(uri, **kwargs)
         except Exception as exc:  # noqa: BLE001 - reported with what to do
             raise StoreWriteError(f"could not open the library at {uri}: {exc}", _HINT) from exc
         return cls(db, uri, embedder_identity, dim, settings)
@@ -131,6 +143,11 @@ class ChunkStore:
 
     # ------------------------------------------------------------ reading
 
+    def refresh(self) -> None:
+        """See the latest committed version now (e.g. after another process ingested)."""
+        self._table.checkout_latest()
+        self.manifest.refresh()
+
     def count(self) -> int:
         return int(self._table.count_rows())
 
@@ -147,10 +164,15 @@ class ChunkStore:
         vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if vec.shape[0] != self.dim:
             raise ValueError(f"query vector has {vec.shape[0]} dimensions, the store {self.dim}")
+        use_exact = exact if exact is not None else self.count() < self.settings.ann_threshold
+        if use_exact and not where and self.settings.memory_search:
+            try:
+                return self._memory_search(vec, k)
+            except StaleSnapshot as exc:
+                log.debug("in-memory search fell back to LanceDB: %s", exc)
         q = self._table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
         if where:
             q = q.where(where, prefilter=True)
-        use_exact = exact if exact is not None else self.count() < self.settings.ann_threshold
         if use_exact:
             q = q.bypass_vector_index()
         else:
@@ -161,6 +183,31 @@ class ChunkStore:
             cos = 1.0 - float(r["_distance"])
             hits.append(_hit(r, vecs[i] if vecs is not None else None, score=cos, dense_score=cos))
         return hits
+
+    def _memory_search(self, vec: np.ndarray, k: int) -> list[Hit]:
+        snap = self._vectors.snapshot(self._table)
+        if len(snap.chunk_ids) and snap.matrix.shape[1] != self.dim:
+            raise StaleSnapshot("stored vectors have another dimension")
+        query = vec / max(float(np.linalg.norm(vec)), 1e-12)
+        positions, scores = snap.top(query, k)
+        rows = self._vectors.fetch(self._table, snap, positions, _HIT_COLUMNS)
+        return [
+            _hit(r, snap.matrix[i], score=float(s), dense_score=float(s))
+            for r, i, s in zip(rows, positions, scores, strict=True)
+        ]
+
+    def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]:
+        """BM25 of each listed chunk that matches a query term (others are absent). BM25 statistics
+        are corpus-wide, so a search restricted to these chunks scores each of them exactly as the
+        unrestricted one does; only ids and scores are read."""
+        if not text.strip() or not chunk_ids or self.count() == 0:
+            return {}
+        if not self.has_fts_index():
+            self.update_indexes()
+        where = "chunk_id IN (" + ", ".join(sql_str(c) for c in chunk_ids) + ")"
+        q = self._table.search(text, query_type="fts", fts_columns="chunk_text")
+        got = q.where(where, prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
+        return dict(zip(got["chunk_id"].to_pylist(), map(float, got["_score"].to_pylist()), strict=True))
 
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
         """Top-k by BM25 from LanceDB's FTS index (`bm25_score`, `score` = bm25)."""
@@ -331,6 +378,9 @@ def _rows_and_vectors(table: pa.Table) -> tuple[list[dict[str, Any]], np.ndarray
         vecs = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
         vecs = vecs.reshape(len(col), -1)
     return table.drop_columns(["vector"]).to_pylist(), vecs
+
+
+_HIT_COLUMNS = ["chunk_id", "source_path", "title", "chunk_text", "section", "pages", "tags"]
 
 
 def _hit(

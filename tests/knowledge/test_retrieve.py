@@ -111,6 +111,7 @@ def test_fulltext_failure_degrades_to_dense(store, minilm, monkeypatch):
         raise RuntimeError("no FTS index")
 
     monkeypatch.setattr(store, "fts_search", broken)
+    monkeypatch.setattr(store, "fts_scores", broken)
     r = Retriever(minilm, store, _settings(search="hybrid")).retrieve("notice period of the lease")
     assert r.hits[0].source_path == "lease.txt"
     assert any("full-text" in n for n in r.notices)

@@ -1,0 +1,155 @@
+"""The in-memory exact search (knowledge/vector_cache.py) on a real LanceDB table: the same answer as
+LanceDB's own exact search, never a stale or mixed version (writes in this process, writes by another
+process, a writer racing the readers), and LanceDB's path where the cache does not apply."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knowledge.settings import StoreSettings
+from knowledge.store import ChunkStore
+from knowledge.types import Chunk
+
+DIM = 48
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.normal(size=(n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def _chunks(sp: str, n: int, version: int) -> list[Chunk]:
+    return [
+        Chunk(
+            f"{sp}#{i}",
+            sp,
+            f"{sp} version {version} part {i}",
+            f"Title {sp}",
+            "Sec",
+            [i + 1],
+            ["t"],
+            f"h{version}",
+            f"{sp}-{version}-{i}",
+        )
+        for i in range(n)
+    ]
+
+
+def _open(path: Path, **kw: object) -> ChunkStore:
+    return ChunkStore.open(str(path), "cache-test", DIM, StoreSettings(**kw))
+
+
+@pytest.fixture()
+def filled(tmp_path: Path) -> tuple[Path, np.ndarray]:
+    rng = np.random.default_rng(7)
+    store = _open(tmp_path / "db")
+    vecs = _unit(rng, 300)
+    store.replace_files(
+        {f"f{f}.txt": (_chunks(f"f{f}.txt", 10, 1), vecs[f * 10 : f * 10 + 10]) for f in range(30)}
+    )
+    return tmp_path / "db", _unit(rng, 20)
+
+
+def test_memory_search_equals_lancedb_exact_search(filled) -> None:
+    path, queries = filled
+    fast = _open(path)
+    slow = _open(path, memory_search=False)
+    for q in queries:
+        a, b = fast.search(q * 3.0, 25), slow.search(q, 25)  # an unnormalised query: cosine all the same
+        assert [h.chunk_id for h in a] == [h.chunk_id for h in b]
+        np.testing.assert_allclose([h.dense_score for h in a], [h.dense_score for h in b], atol=1e-5)
+        for x, y in zip(a, b, strict=True):
+            assert (x.chunk_text, x.title, x.section, x.pages, x.tags, x.source_path) == (
+                y.chunk_text,
+                y.title,
+                y.section,
+                y.pages,
+                y.tags,
+                y.source_path,
+            )
+            np.testing.assert_allclose(x.vector, y.vector, atol=1e-6)
+    assert len(fast.search(queries[0], 1000)) == 300  # k above the table size: every row, once
+
+
+def test_writes_in_this_process_are_seen_at_once(filled) -> None:
+    path, queries = filled
+    store = _open(path)
+    target = store.search(queries[0], 1)[0]
+    sp = target.source_path
+    store.replace_files({sp: (_chunks(sp, 10, 2), np.tile(queries[0], (10, 1)))})
+    top = store.search(queries[0], 10)
+    assert {h.source_path for h in top} == {sp} and all("version 2" in h.chunk_text for h in top)
+    store.delete_document(sp)
+    assert all(h.source_path != sp for h in store.search(queries[0], 50))
+
+
+def test_another_process_write_is_seen_after_refresh_and_within_refresh_seconds(filled) -> None:
+    path, queries = filled
+    prompt = _open(path, refresh_seconds=0.5)
+    waiting = _open(path, refresh_seconds=3600)
+    assert prompt.search(queries[1], 1)[0].source_path != "new.txt"
+    assert waiting.search(queries[1], 1)[0].source_path != "new.txt"
+    code = f"""
+import sys, numpy as np
+sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / "tests" / "knowledge")!r})
+from test_vector_cache import _open, _chunks
+from pathlib import Path
+q = np.array({queries[1].tolist()!r}, dtype=np.float32)
+_open(Path({str(path)!r})).replace_files({{"new.txt": (_chunks("new.txt", 3, 1), np.tile(q, (3, 1)))}})
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert waiting.search(queries[1], 1)[0].source_path != "new.txt"  # its handle has not looked yet
+    waiting.refresh()
+    assert waiting.search(queries[1], 1)[0].source_path == "new.txt"
+    time.sleep(0.6)
+    assert prompt.search(queries[1], 1)[0].source_path == "new.txt"
+
+
+def test_where_filter_uses_lancedb_and_respects_the_filter(filled) -> None:
+    path, queries = filled
+    store = _open(path)
+    hits = store.search(queries[2], 5, where="source_path = 'f3.txt'")
+    assert len(hits) == 5 and {h.source_path for h in hits} == {"f3.txt"}
+
+
+def test_searches_racing_a_writer_never_mix_versions_of_a_file(filled) -> None:
+    path, queries = filled
+    store = _open(path)
+    hot = queries[3]
+    stop = threading.Event()
+    versions: list[int] = []
+    problems: list[str] = []
+
+    def writer() -> None:
+        v = 2
+        while not stop.is_set() and v < 40:
+            store.replace_files({"hot.txt": (_chunks("hot.txt", 8, v), np.tile(hot, (8, 1)))})
+            v += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        deadline = time.monotonic() + 20
+        while t.is_alive() and time.monotonic() < deadline:
+            got = [h for h in store.search(hot, 20) if h.source_path == "hot.txt"]
+            seen = {h.chunk_text.split(" version ")[1].split()[0] for h in got}
+            if len(seen) > 1:
+                problems.append(f"mixed versions {seen}")
+            if got and len(got) != 8:
+                problems.append(f"{len(got)} of 8 chunks of one version")
+            versions += [int(s) for s in seen]
+    finally:
+        stop.set()
+        t.join()
+    assert not problems, problems[:5]
+    assert len(set(versions)) >= 2, "the readers never saw the writer's progress"
+    final = [h for h in store.search(hot, 20) if h.source_path == "hot.txt"]
+    assert len(final) == 8 and all("version 39 " in h.chunk_text for h in final)
