@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
+from models.runtime_env import prepare_process_env
 
-# Before anything imports torch, tokenizers or unstructured (see docs/install.md).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+# Before anything imports torch, tokenizers or unstructured (see docs/install.md). Not offline: a
+# real user has the hub (the configured CLIP weights come from it).
+prepare_process_env()
 
 import argparse  # noqa: E402
 import logging  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 

@@ -31,15 +31,13 @@ import threading
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
+
 EVAL = ROOT.parent / "shared" / "data" / "eval"
 STAGES = ["transcribe", "persona", "intent", "rewrite", "retrieve.embed", "retrieve.search", "retrieve.rerank",
           "prompt", "provider", "delivery"]

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
 import zlib
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
 
 from assistant.llm.extractive import ExtractiveAnswerer, split_sentences  # noqa: E402
 from knowledge.types import Hit  # noqa: E402

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("DO_NOT_TRACK", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
 
 EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
 

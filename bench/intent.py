@@ -13,21 +13,19 @@ Target: p50 <= 10 ms.
 
 from __future__ import annotations
 
+import argparse
 import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
 
 
 def _times_interleaved(

@@ -21,8 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env()
 
 import httpx  # noqa: E402,F401 - imported up front: openai's stream clean-up looks it up while gemini imports it
 

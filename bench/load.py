@@ -19,15 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
 
 
 def _pct(values: list[float], q: float) -> float:

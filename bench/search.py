@@ -15,13 +15,17 @@ index (no structure at all). Queries are perturbed copies of stored vectors. A c
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env()
 
 import numpy as np  # noqa: E402
 

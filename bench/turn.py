@@ -22,14 +22,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("DO_NOT_TRACK", "1")
 for _k in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "SERPAPI_API_KEY"):
     os.environ.pop(_k, None)  # extractive answers only: the numbers must not depend on a provider
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -12,20 +12,20 @@ contain the gold answer span. Numbers depend on the load of the machine: compare
 
 from __future__ import annotations
 
-import os
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("DO_NOT_TRACK", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)  # before torch/gradio are imported; nothing is downloaded
 
 ROOT = Path(__file__).resolve().parent.parent
 XQUAD = ROOT.parent / "shared" / "data" / "eval" / "xquad_en"

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from models.runtime_env import prepare_process_env
+
+prepare_process_env(offline=True)  # tests never reach the hub
 for _key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "SERPAPI_API_KEY"):
     os.environ.pop(_key, None)  # tests set the keys they need; a developer's real keys never leak in
 

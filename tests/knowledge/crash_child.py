@@ -10,14 +10,15 @@ the child only observes it.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)
 
 
 def main() -> None:
