@@ -168,9 +168,15 @@ class ClipEmbedder(Embedder):
         import open_clip
         import torch
 
-        model = open_clip.create_model(
-            self.settings.clip_model, pretrained=self.pretrained or None, device=self.settings.device
-        )
+        root = logging.getLogger()  # open_clip logs with logging.error(), i.e. on the root logger
+        quiet = _OpenClipDownloadNoise()
+        root.addFilter(quiet)
+        try:
+            model = open_clip.create_model(
+                self.settings.clip_model, pretrained=self.pretrained or None, device=self.settings.device
+            )
+        finally:
+            root.removeFilter(quiet)
         model.eval()
         self._model = model
         self._tokenizer = open_clip.get_tokenizer(self.settings.clip_model)
@@ -194,6 +200,18 @@ class ClipEmbedder(Embedder):
         with torch.inference_mode():
             feats = self._model.encode_text(tokens.to(self.settings.device))
         return feats.float().cpu().numpy()
+
+
+class _OpenClipDownloadNoise(logging.Filter):
+    """open_clip logs its failed weight download at ERROR, then raises; `load_embedder` explains
+    the fallback itself. Only that record is demoted to DEBUG (shown with -v only); others pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        download = record.getMessage().startswith("Failed to download weights")
+        if not download or "open_clip" not in record.pathname:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
 
 
 def load_embedder(settings: EmbedderSettings) -> Embedder:
