@@ -60,6 +60,8 @@ class Assistant:
         )
         self._warm_lock = threading.Lock()
         self._ingest_lock = threading.Lock()
+        # an injected store cannot be rebuilt by an ingest child; an injected embedder is checked by identity
+        self._injected = {name for name, part in (("embedder", embedder), ("store", store)) if part is not None}
 
     # ---- start-up -------------------------------------------------------------------------------
     def warm_up(self, *, speech: bool = True, tts: bool = True) -> None:
@@ -163,12 +165,67 @@ class Assistant:
 
     # ---- the library ------------------------------------------------------------------------------
     def ingest(self, paths: list[Path], progress: Callable[[float, str], None] | None = None) -> Any:
-        """Index files/folders into the shared store (one ingestion at a time). → IngestReport."""
-        from knowledge.ingest import Ingestor
+        """Index files/folders into the shared store (one ingestion at a time). → IngestReport.
 
+        By default (`ingest.isolation: process`) the documents are read in a child process
+        (knowledge/ingest_process.py): the parser stack's memory is returned when it ends and a
+        parser crash is reported as a HarkError instead of ending the app. With an injected store
+        (tests), or `isolation: inline`, the Ingestor runs in this process.
+        """
+        from knowledge.ingest import Ingestor
+        from knowledge.ingest_process import EmbedderMismatch
+
+        wanted = [Path(p) for p in paths]
         with self._ingest_lock:
+            inline_because = self._inline_reason()
+            if not inline_because:
+                try:
+                    return self._ingest_in_child(wanted, progress)
+                except EmbedderMismatch as exc:
+                    if "embedder" not in self._injected:
+                        raise
+                    inline_because = f"the injected embedder is not the configured one ({exc.message})"
+            log.debug("ingesting in this process: %s", inline_because)
             ingestor = Ingestor(self.parts.store.get(), self.parts.embedder.get(), self.cfg.ingest)
-            return ingestor.ingest([Path(p) for p in paths], progress=progress)
+            return ingestor.ingest(wanted, progress=progress)
+
+    def _inline_reason(self) -> str:
+        """Why this ingestion cannot run in a child process ("" when it can)."""
+        from knowledge.ingest_process import configured_identities
+
+        if self.cfg.ingest.isolation == "inline":
+            return "ingest.isolation is inline"
+        if "store" in self._injected:
+            return "the store was injected; a child process cannot open it"
+        emb = self.parts.embedder.peek()
+        if "embedder" in self._injected and emb is not None:
+            if emb.identity not in configured_identities(self.cfg.embedder):
+                return f"the injected embedder {emb.identity} is not one the configuration builds"
+        return ""
+
+    def _ingest_in_child(self, paths: list[Path], progress: Callable[[float, str], None] | None) -> Any:
+        """Run the ingestion in a child process, then let this process's store see its commits."""
+        from knowledge.ingest_process import IngestJob, run_ingest_process
+
+        emb = self.parts.embedder.peek()
+        job = IngestJob(
+            embedder=self.cfg.embedder.model_dump(),
+            store=self.cfg.store.model_dump(),
+            ingest=self.cfg.ingest.model_dump(),
+            uri=self.cfg.lancedb_uri,
+            paths=[str(p) for p in paths],
+            expect_identity=str(getattr(emb, "identity", "")) if emb is not None else "",
+            log_level=logging.getLogger("knowledge").getEffectiveLevel(),
+        )
+        try:
+            return run_ingest_process(job, progress)
+        finally:  # also after a crash: whatever the child committed is visible now
+            store = self.parts.store.peek()
+            if store is not None:
+                try:
+                    store.refresh()
+                except Exception as exc:  # noqa: BLE001 - the store still refreshes within refresh_seconds
+                    log.warning("could not refresh the store after indexing: %s", exc)
 
     def documents(self) -> list[Any]:
         return list(self.parts.store.get().documents())
