@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[float, str], None]
 ROOT = Path(__file__).resolve().parent.parent
 _EXIT_PARENT_GONE = 75
+OOM_SCORE_ADJ = 800  # of -1000..1000: the child, not the app, is killed when memory runs out
 
 
 class IngestProcessError(HarkError):
@@ -326,8 +327,18 @@ def configured_identities(settings: EmbedderSettings) -> set[str]:
     return {clip, minilm} if settings.offline_fallback else {clip}
 
 
+def _first_to_go_when_out_of_memory() -> None:
+    """Ask Linux's out-of-memory killer to pick this child before the app (which holds more memory
+    until a document bomb grows the child past it). Raising one's own score needs no privilege."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text(str(OOM_SCORE_ADJ))
+    except OSError as exc:
+        logging.getLogger(__name__).debug("oom_score_adj not set: %s", exc)
+
+
 def main(argv: list[str]) -> int:
     channel = _Channel(int(argv[1]))
+    _first_to_go_when_out_of_memory()
     job = IngestJob(**json.loads(sys.stdin.buffer.readline()))
     threading.Thread(target=_exit_when_parent_goes, name="parent-watch", daemon=True).start()
     root = logging.getLogger()

@@ -22,7 +22,7 @@ import pytest
 
 from assistant.assistant import Assistant
 from knowledge.ingest import Ingestor, IngestReport
-from knowledge.ingest_process import IngestProcessError
+from knowledge.ingest_process import OOM_SCORE_ADJ, IngestProcessError
 from models.errors import HarkError
 from tests.knowledge.docs_factory import write_docx, write_text_pdf
 
@@ -56,6 +56,13 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:  # the child has just exited
+        return ""
+
+
 def _library(folder: Path) -> Path:
     folder.mkdir(parents=True)
     write_text_pdf(folder / "report.pdf", [["Quarterly report", "The vault codeword is ALPHAQUARTZ."]])
@@ -83,7 +90,14 @@ def test_the_child_ingests_and_the_open_store_sees_it_at_once(hark_config, tmp_p
     store = a.parts.store.get()  # a table handle opened before the child writes
     assert store.count() == 0
     seen: list[tuple[float, str, dict[int, str]]] = []
-    report = a.ingest([lib], progress=lambda f, m: seen.append((f, m, _children(os.getpid()))))
+    oom: list[str] = []
+
+    def progress(fraction: float, message: str) -> None:
+        kids = _children(os.getpid())
+        seen.append((fraction, message, kids))
+        oom.extend(_read(Path(f"/proc/{pid}/oom_score_adj")) for pid in kids)
+
+    report = a.ingest([lib], progress=progress)
 
     assert isinstance(report, IngestReport)
     assert {f.source_path: f.status for f in report.files} == dict.fromkeys(LIBRARY, "added")
@@ -94,15 +108,13 @@ def test_the_child_ingests_and_the_open_store_sees_it_at_once(hark_config, tmp_p
     assert all(kids for _f, _m, kids in per_file), "progress arrived while no ingest child was running"
     assert [f for f, _m, _k in seen] == sorted(f for f, _m, _k in seen)
     assert not _children(os.getpid()), "the child outlived its ingestion"
+    assert set(oom) - {""} == {str(OOM_SCORE_ADJ)}, "the out-of-memory killer would not pick the child first"
     # the parent's handle sees the new data without waiting
     assert store.count() == report.total_chunks > 0
     _consistent(store)
     top = store.search(minilm.embed_query("what is the vault codeword?"), 3)
     assert top[0].source_path == "report.pdf" and "ALPHAQUARTZ" in top[0].chunk_text
     assert {d.source_path for d in a.documents()} == LIBRARY
-    # a second run over the same folder: nothing changes, nothing to embed
-    again = a.ingest([lib])
-    assert {f.status for f in again.files} == {"unchanged"} and store.count() == report.total_chunks
 
 
 def _kill_at_second_file(sig: signal.Signals, files: list[str]):
@@ -135,6 +147,7 @@ def _intact(a, store, minilm, count_before: int) -> None:
     assert hit.source_path == "old.txt" and "4719" in hit.chunk_text
 
 
+@pytest.mark.slow
 def test_a_child_killed_mid_run_leaves_the_library_intact_and_a_retry_finishes(hark_config, tmp_path, minilm):
     cfg = _config(hark_config)
     a, store = _library_before_the_crash(cfg, tmp_path, minilm)
@@ -207,6 +220,7 @@ def test_injected_store_or_foreign_embedder_ingests_in_this_process(hark_config,
     assert b.parts.store.get().count() == other.total_chunks
 
 
+@pytest.mark.slow
 def test_the_child_does_not_outlive_a_killed_parent(tmp_path):
     """A parent process that ingests through the child keeps the parser stack out of its own memory;
     killed by SIGKILL mid-ingest, its child exits at once (its stdin closes) instead of finishing:
