@@ -2,8 +2,9 @@
 keep answering — from the old or the new version of a file, never a mix — while a file is re-ingested.
 Also the bad-file corpus and hostile multipart names uploaded through the app.
 
-Switches (web search, memory strategy…) are browser-only controls (no API endpoint), so crossed
-switches are checked by the assistant's own thread tests; here memory and sources are checked.
+Switches (web search, memory strategy…) are browser-only controls (no API endpoint): crossed
+switches are checked in six concurrent browser contexts by tests/ui/test_app_switches.py; here memory
+and sources are checked.
 """
 
 from __future__ import annotations
