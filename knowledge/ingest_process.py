@@ -29,7 +29,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -69,7 +69,6 @@ class IngestJob:
     rebuild: bool = False
     expect_identity: str = ""  # refuse to ingest when the child's embedder has another identity
     log_level: int = logging.INFO
-    env: dict[str, str] = field(default_factory=dict)  # extra environment for the child (tests)
 
 
 # ---------------------------------------------------------------- the parent's side
@@ -92,7 +91,7 @@ def run_ingest_process(job: IngestJob, progress: Progress | None = None) -> Inge
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             pass_fds=(write_fd,),
-            env=_child_env(job.env),
+            env=_child_env(),
             close_fds=True,
         )
     except OSError as exc:
@@ -107,10 +106,13 @@ def run_ingest_process(job: IngestJob, progress: Progress | None = None) -> Inge
     last_file = ""
     result: dict[str, Any] = {}
     try:
-        assert proc.stdin is not None
-        proc.stdin.write((json.dumps(dataclasses.asdict(job)) + "\n").encode())
-        proc.stdin.flush()
         with os.fdopen(read_fd, "rb") as messages:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write((json.dumps(dataclasses.asdict(job)) + "\n").encode())
+                proc.stdin.flush()
+            except BrokenPipeError:  # it died at start-up: what it said is in `output`
+                pass
             for raw in messages:
                 msg = _decode(raw)
                 if "progress" in msg:
@@ -123,14 +125,11 @@ def run_ingest_process(job: IngestJob, progress: Progress | None = None) -> Inge
                     logging.getLogger(str(name)).log(int(level), "%s", text)
                 else:
                     result = msg
-        rc = proc.wait(timeout=60)
-    except subprocess.TimeoutExpired as exc:
-        raise IngestProcessError(
-            "the indexing process did not exit after its report", "restart Hark if indexing stays busy"
-        ) from exc
-    except BrokenPipeError as exc:  # the child died before reading its job
-        rc = proc.wait()
-        raise _crash(rc, last_file, output.tail()) from exc
+        try:
+            rc: int | None = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # closed its channel yet still running: _stop kills it
+            log.warning("the ingest child did not exit after its last message; stopping it")
+            rc = None
     finally:
         _stop(proc)
         output.join(timeout=5)
@@ -149,12 +148,11 @@ def report_from_dict(data: dict[str, Any]) -> IngestReport:
     return IngestReport(files=files, **rest)
 
 
-def _child_env(extra: dict[str, str]) -> dict[str, str]:
+def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     for key, value in ALWAYS.items():  # the process defaults (OMP passive, no telemetry, …)
         env.setdefault(key, value)
-    env.update(extra)
     return env
 
 
@@ -190,18 +188,20 @@ def _crash(rc: int | None, last_file: str, tail: list[str]) -> IngestProcessErro
         except ValueError:
             name = f"signal {-rc}"
         cause = {
-            "SIGKILL": "it was killed (SIGKILL — usually the system running out of memory)",
-            "SIGSEGV": "it crashed (SIGSEGV — a fault in a document reader)",
-            "SIGABRT": "it aborted (SIGABRT — a fault in a document reader)",
-            "SIGBUS": "it crashed (SIGBUS — a fault in a document reader)",
-        }.get(name, f"it was stopped by {name}")
+            "SIGKILL": "was killed (SIGKILL — usually the system running out of memory)",
+            "SIGSEGV": "crashed (SIGSEGV — a fault in a document reader)",
+            "SIGABRT": "aborted (SIGABRT — a fault in a document reader)",
+            "SIGBUS": "crashed (SIGBUS — a fault in a document reader)",
+        }.get(name, f"was stopped by {name}")
+    elif rc is None:
+        cause = "stopped responding"
     else:
-        cause = f"it exited with code {rc} without a report"
+        cause = f"exited with code {rc} without a report"
     if tail:
         log.warning("ingest child output before it stopped:\n%s", "\n".join(tail))
     return IngestProcessError(
-        f"Indexing stopped: {cause}{where}. The library is intact and searchable; files indexed "
-        "before that point are kept.",
+        f"the indexing process {cause}{where}. The library is intact and searchable; files "
+        "indexed before that point are kept.",
         "try again; if it stops again, remove or index that file on its own (it may be damaged or "
         "too large), or free some memory",
     )
@@ -219,7 +219,7 @@ def _child_error(err: dict[str, Any]) -> HarkError:
     if err.get("hark"):
         return HarkError(message, hint)
     return HarkError(
-        f"Indexing failed: {kind}: {message}"[:400],
+        f"an unexpected {kind} while indexing: {message}"[:400],
         "the library is unchanged from before the failing step; see the log for details",
     )
 
