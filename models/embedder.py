@@ -173,7 +173,13 @@ class MiniLMEmbedder(Embedder):
             return False
         folder = Path(minilm_path(self.settings.minilm_model))
         try:
-            pipe = load_pipeline(folder, cache_dir(), self.settings.onnx_threads, self._sentence_transformer)
+            pipe = load_pipeline(
+                folder,
+                cache_dir(),
+                self.settings.onnx_threads,
+                self.settings.onnx_batch_threads,
+                self._sentence_transformer,
+            )
         except Exception as exc:  # noqa: BLE001 - degrade to PyTorch, never fail the load
             self.runtime_note = f"ONNX Runtime unavailable ({type(exc).__name__}: {str(exc)[:200]})"
             log.warning("%s; the sentence embedder runs on PyTorch", self.runtime_note)

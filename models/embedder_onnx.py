@@ -71,31 +71,49 @@ class TorchEncoder:
         return out[OUTPUT].float().cpu().numpy()
 
 
+def _session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+    # idle pool threads sleep instead of spinning: a spinning pool keeps burning a core after the
+    # call, which the rest of the turn (search, rerank, the LLM client) and other sessions need
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
 class OnnxEncoder:
-    """An ONNX Runtime session on the exported pipeline (`run` is thread-safe: one session serves
-    every Hark session)."""
+    """ONNX Runtime sessions on the exported pipeline. A single text (a query) runs on a session
+    with `threads` threads (1: on the caller's thread, no pool); a batch of several texts (ingest)
+    on a second session with `batch_threads`, created on first use, so a process that only answers
+    questions never holds it. `run` is thread-safe: one encoder serves every Hark session."""
 
     name = "onnx"
 
-    def __init__(self, path: Path, threads: int) -> None:
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
-        # idle pool threads sleep instead of spinning (the CPU is shared with the rest of the turn)
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    def __init__(self, path: Path, threads: int, batch_threads: int | None = None) -> None:
         self.path = path
         self.threads = threads
-        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.batch_threads = threads if batch_threads is None else batch_threads
+        self.session = _session(path, threads)
+        self._batch: Any = self.session if self.batch_threads == threads else None
+        self._lock = threading.Lock()
+
+    def _batch_session(self) -> Any:
+        if self._batch is None:
+            with self._lock:
+                if self._batch is None:
+                    self._batch = _session(self.path, self.batch_threads)
+        return self._batch
 
     def encode(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         feeds = {
             "input_ids": input_ids.astype(np.int64, copy=False),
             "attention_mask": attention_mask.astype(np.int64, copy=False),
         }
-        return np.asarray(self.session.run([OUTPUT], feeds)[0], dtype=np.float32)
+        session = self.session if len(input_ids) == 1 else self._batch_session()
+        return np.asarray(session.run([OUTPUT], feeds)[0], dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -217,7 +235,7 @@ def _read_meta(target: Path) -> dict[str, Any] | None:
 
 
 def load_pipeline(
-    folder: Path, cache_root: Path, threads: int, build_model: Callable[[], Any]
+    folder: Path, cache_root: Path, threads: int, batch_threads: int, build_model: Callable[[], Any]
 ) -> OnnxPipeline:
     """The cached pipeline of `folder`, exported first when missing or unreadable. `build_model()`
     (the SentenceTransformer, on CPU) is called only to export. Raises when that is impossible."""
@@ -234,7 +252,7 @@ def load_pipeline(
             try:
                 from transformers import AutoTokenizer
 
-                encoder = OnnxEncoder(target, threads)
+                encoder = OnnxEncoder(target, threads, batch_threads)
                 return OnnxPipeline(
                     encoder, AutoTokenizer.from_pretrained(str(folder)), meta["max_seq_length"], False
                 )
@@ -243,5 +261,5 @@ def load_pipeline(
         log.info("exporting the sentence embedder to ONNX (once): %s", target)
         model = build_model()
         export_pipeline(model, target)
-        encoder = OnnxEncoder(target, threads)
+        encoder = OnnxEncoder(target, threads, batch_threads)
         return OnnxPipeline(encoder, model.tokenizer, int(model.max_seq_length), True)

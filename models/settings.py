@@ -29,7 +29,8 @@ class EmbedderSettings(_Strict):
     # MiniLM only (CLIP runs on PyTorch): onnx = the pipeline exported once to the Hark cache and
     # run by ONNX Runtime (same vectors, same table); torch = sentence-transformers; torch if onnx fails
     minilm_runtime: Literal["onnx", "torch"] = "onnx"
-    onnx_threads: int = Field(1, ge=0)  # ONNX Runtime threads per call (0 = all cores)
+    onnx_threads: int = Field(1, ge=0)  # ONNX Runtime threads for one text, a query (0 = all cores)
+    onnx_batch_threads: int = Field(0, ge=0)  # … for a batch of texts, ingest (0 = all cores)
 
 
 class SpeechSettings(_Strict):

@@ -78,6 +78,8 @@ def test_onnx_vectors_equal_torch_on_real_short_long_and_padded_batches(
     nq, nq_vectors, minilm, torch_minilm
 ) -> None:
     assert np.abs(nq_vectors["docs_onnx"] - nq_vectors["docs_torch"]).max() <= 1e-4
+    encoder = minilm._model  # batches ran on their own all-core session, queries on the 1-thread one
+    assert (encoder.threads, encoder.batch_threads) == (1, 0) and encoder._batch is not encoder.session
     assert np.abs(nq_vectors["q_onnx"] - nq_vectors["q_torch"]).max() <= 1e-4
     # one batch mixing a 1-token and a 254-token window (heavy padding), a multi-window text, odd input
     passages, _, queries, _ = nq
