@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[float, str], None]
 ROOT = Path(__file__).resolve().parent.parent
 _EXIT_PARENT_GONE = 75
+STARTING = "starting the document reader"
 OOM_SCORE_ADJ = 800  # of -1000..1000: the child, not the app, is killed when memory runs out
 
 
@@ -83,6 +84,7 @@ def run_ingest_process(job: IngestJob, progress: Progress | None = None) -> Inge
     The child is killed if this call ends early (the progress callback raised, KeyboardInterrupt).
     """
     say = progress or (lambda _f, _m: None)
+    say(0.0, STARTING)  # the child needs a few seconds before it reports its first file
     read_fd, write_fd = os.pipe()
     try:
         proc = subprocess.Popen(
@@ -353,8 +355,19 @@ def main(argv: list[str]) -> int:
         logging.getLogger(__name__).debug("ingest failed:\n%s", traceback.format_exc())
         channel.send(error={"type": type(exc).__name__, "message": str(exc)[:300]})
         return 1
+    logging.getLogger(__name__).info("ingest child done; its peak resident memory %s", _peak_memory())
     channel.send(report=dataclasses.asdict(report))
     return 0
+
+
+def _peak_memory() -> str:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return f"{int(line.split()[1]) // 1024} MB"
+    except OSError:
+        pass
+    return "unknown"
 
 
 if __name__ == "__main__":

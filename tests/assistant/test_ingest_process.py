@@ -22,7 +22,7 @@ import pytest
 
 from assistant.assistant import Assistant
 from knowledge.ingest import Ingestor, IngestReport
-from knowledge.ingest_process import OOM_SCORE_ADJ, IngestProcessError
+from knowledge.ingest_process import OOM_SCORE_ADJ, STARTING, IngestProcessError
 from models.errors import HarkError
 from tests.knowledge.docs_factory import write_docx, write_text_pdf
 
@@ -103,7 +103,8 @@ def test_the_child_ingests_and_the_open_store_sees_it_at_once(hark_config, tmp_p
     assert {f.source_path: f.status for f in report.files} == dict.fromkeys(LIBRARY, "added")
     assert report.embedder == a.parts.embedder.get().identity
     # progress streamed from a live child, one message per file, fractions in order
-    per_file = [(f, m, kids) for f, m, kids in seen if f < 1]
+    assert seen[0][1] == STARTING  # said before the child's first word
+    per_file = [(f, m, kids) for f, m, kids in seen[1:] if f < 1]
     assert {m for _f, m, _k in per_file} == LIBRARY
     assert all(kids for _f, _m, kids in per_file), "progress arrived while no ingest child was running"
     assert [f for f, _m, _k in seen] == sorted(f for f, _m, _k in seen)
@@ -119,7 +120,7 @@ def test_the_child_ingests_and_the_open_store_sees_it_at_once(hark_config, tmp_p
 
 def _kill_at_second_file(sig: signal.Signals, files: list[str]):
     def progress(fraction: float, message: str) -> None:
-        if fraction < 1 and message and "!killed" not in files:
+        if fraction < 1 and message != STARTING and "!killed" not in files:
             files.append(message)
             if len(files) == 2:  # the child has read one file and is reading the next
                 for pid in _children(os.getpid()):
@@ -243,8 +244,9 @@ def test_the_child_does_not_outlive_a_killed_parent(tmp_path):
         parsers = sorted(m for m in sys.modules if m.split(".")[0] in ("unstructured", "spacy", "pypdf", "docx"))
         print(json.dumps({{"added": report.totals["added"], "parsers": parsers}}), flush=True)
         def stall(fraction, message):
-            print("progress", flush=True)
-            time.sleep(600)
+            if message == "extra.md":  # the child has read the file; embedding and the commit follow
+                print("progress", flush=True)
+                time.sleep(600)
         a.ingest([{str(second)!r}], progress=stall)
         """
     )
