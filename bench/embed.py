@@ -4,7 +4,8 @@ on PyTorch, side by side in one process.
     python bench/embed.py [--queries 60] [--passages 200] [--repeats 3]
 
 `embed_query` on real nq_oracle questions, one at a time, the variants taking turns on every
-question (so a busy machine's load swings hit them alike): p50/p95 wall-clock ms and p50 CPU ms
+question in a shuffled order (so a busy machine's load swings hit them alike and none always
+follows the same other one): p50/p95 wall-clock ms and p50 CPU ms
 (all threads of the process). Then `embed_documents` on real nq_oracle passages (title + text),
 the whole list per call, variants alternating per repeat: passages per second (median of the
 repeats). PyTorch runs with its default thread count (what Hark used before). `threads` is
@@ -24,6 +25,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import random  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -81,9 +83,13 @@ def main() -> int:
 
     wall: dict[str, list[float]] = {n: [] for n in variants}
     cpu: dict[str, list[float]] = {n: [] for n in variants}
+    rng = random.Random(0)
+    names = list(variants)
     for _ in range(args.repeats):
         for q in questions:
-            for name, emb in variants.items():
+            rng.shuffle(names)  # no variant always runs right after the same other one (cache, clocks)
+            for name in names:
+                emb = variants[name]
                 w0, c0 = time.perf_counter(), time.process_time()
                 emb.embed_query(q)
                 wall[name].append((time.perf_counter() - w0) * 1000)
@@ -92,7 +98,9 @@ def main() -> int:
     rates: dict[str, list[float]] = {n: [] for n in variants}
     vectors: dict[str, np.ndarray] = {}
     for _ in range(args.repeats):
-        for name, emb in variants.items():
+        rng.shuffle(names)
+        for name in names:
+            emb = variants[name]
             t0 = time.perf_counter()
             vectors[name] = emb.embed_documents(passages)
             rates[name].append(len(passages) / (time.perf_counter() - t0))
