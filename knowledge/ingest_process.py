@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from models.embedder import Embedder
     from models.settings import EmbedderSettings
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("knowledge.ingest_process")  # the same name in the child, run as __main__
 
 Progress = Callable[[float, str], None]
 ROOT = Path(__file__).resolve().parent.parent
@@ -335,7 +335,7 @@ def _first_to_go_when_out_of_memory() -> None:
     try:
         Path("/proc/self/oom_score_adj").write_text(str(OOM_SCORE_ADJ))
     except OSError as exc:
-        logging.getLogger(__name__).debug("oom_score_adj not set: %s", exc)
+        log.debug("oom_score_adj not set: %s", exc)
 
 
 def main(argv: list[str]) -> int:
@@ -352,10 +352,10 @@ def main(argv: list[str]) -> int:
         channel.send(error={"type": type(exc).__name__, "message": exc.message, "hint": exc.hint, "hark": True})
         return 1
     except Exception as exc:  # noqa: BLE001 - sent to the parent, which turns it into a message
-        logging.getLogger(__name__).debug("ingest failed:\n%s", traceback.format_exc())
+        log.debug("ingest failed:\n%s", traceback.format_exc())
         channel.send(error={"type": type(exc).__name__, "message": str(exc)[:300]})
         return 1
-    logging.getLogger(__name__).info("ingest child done; its peak resident memory %s", _peak_memory())
+    log.info("ingest child done; its peak resident memory %s", _peak_memory())
     channel.send(report=dataclasses.asdict(report))
     return 0
 
