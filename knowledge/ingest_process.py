@@ -1,8 +1,8 @@
 """Ingestion in a child process: the parser stack stays out of the app, and its crashes with it.
 
-Reading documents pulls in unstructured, spaCy, the PDF/OCR stack and large parse buffers (+0.7 GB
-resident that a process never gives back), and a parser can crash (a segfault in a PDF library) or
-be killed (out of memory). `run_ingest_process(job, progress)` runs the `Ingestor` in a fresh
+Reading documents pulls in unstructured, spaCy, the PDF/OCR stack and large parse buffers, resident
+memory a process never gives back (+0.4 GB after 240 text files, +1.2 GB with PDFs and DOCX: see
+docs/results.md), and a parser can crash (a segfault in a PDF library) or be killed (out of memory). `run_ingest_process(job, progress)` runs the `Ingestor` in a fresh
 `python -m knowledge.ingest_process` (no fork of a process with torch/LanceDB threads): the child
 builds its own embedder and store from the same settings (same embedder identity → same table),
 ingests, and exits; its memory goes back to the system. The store's commits are atomic, so a child
