@@ -123,7 +123,6 @@ class OnnxPipeline:
     encoder: OnnxEncoder
     tokenizer: Any
     max_seq_length: int
-    exported: bool  # True when this load wrote the file (False: reused from the cache)
 
 
 def _version(dist: str) -> str:
@@ -254,7 +253,7 @@ def load_pipeline(
 
                 encoder = OnnxEncoder(target, threads, batch_threads)
                 return OnnxPipeline(
-                    encoder, AutoTokenizer.from_pretrained(str(folder)), meta["max_seq_length"], False
+                    encoder, AutoTokenizer.from_pretrained(str(folder)), meta["max_seq_length"]
                 )
             except Exception as exc:  # noqa: BLE001 - a damaged cache file is replaced, once
                 log.warning("the cached ONNX embedder %s does not load (%s); exporting again", target, exc)
@@ -262,4 +261,4 @@ def load_pipeline(
         model = build_model()
         export_pipeline(model, target)
         encoder = OnnxEncoder(target, threads, batch_threads)
-        return OnnxPipeline(encoder, model.tokenizer, int(model.max_seq_length), True)
+        return OnnxPipeline(encoder, model.tokenizer, int(model.max_seq_length))
