@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -161,6 +162,21 @@ def _write_atomic(target: Path, write: Callable[[Path], None]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _remove_stale_temps(folder: Path, older_than_s: float = 3600.0) -> None:
+    """Temp files of exports killed mid-write (SIGKILL skips `finally`), ~90 MB each. An export
+    takes seconds, so an hour-old temp file belongs to no live process."""
+    if not folder.is_dir():
+        return
+    now = time.time()
+    for tmp in folder.glob("*.tmp"):
+        try:
+            if now - tmp.stat().st_mtime > older_than_s:
+                tmp.unlink()
+                log.info("removed a stale temp file of an interrupted export: %s", tmp)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+
+
 def export_pipeline(model: Any, target: Path) -> None:
     """Export a loaded SentenceTransformer's forward pass (CPU, float32) to `target` (+ `.json`)."""
     import torch
@@ -258,6 +274,7 @@ def load_pipeline(
             except Exception as exc:  # noqa: BLE001 - a damaged cache file is replaced, once
                 log.warning("the cached ONNX embedder %s does not load (%s); exporting again", target, exc)
         log.info("exporting the sentence embedder to ONNX (once): %s", target)
+        _remove_stale_temps(target.parent)
         model = build_model()
         export_pipeline(model, target)
         encoder = OnnxEncoder(target, threads, batch_threads)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -166,12 +168,18 @@ def test_damaged_cache_file_is_exported_again(tmp_path, monkeypatch, caplog, min
     target.parent.mkdir(parents=True)
     target.write_bytes(b"\x08\x07half-written garbage")
     target.with_suffix(".json").write_text(json.dumps({"max_seq_length": 256, "format": EXPORT_FORMAT}))
+    killed = target.parent / "0123abcd.onnx.4242-1.tmp"  # an export SIGKILLed two hours ago
+    killed.write_bytes(b"half")
+    os.utime(killed, (time.time() - 7200, time.time() - 7200))
+    running = target.parent / "4567cdef.onnx.4343-1.tmp"  # another process exporting right now
+    running.write_bytes(b"half")
     emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
     q = "what is the capital of australia"
     assert np.abs(emb.embed_query(q) - minilm.embed_query(q)).max() <= 1e-5
     assert emb.runtime == "onnx" and _exports(caplog) == 1
     assert any("does not load" in r.getMessage() for r in caplog.records)
     assert target.stat().st_size > 1_000_000
+    assert not killed.exists() and running.exists()
 
 
 def test_unusable_cache_falls_back_to_torch_with_one_warning(
