@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -162,6 +163,10 @@ def main() -> int:
     ap.add_argument("--no-clip-memory", dest="clip_memory", action="store_false",
                     help="skip loading a CLIP-sized model for the memory figure")
     ap.add_argument("--docs", type=int, default=None, help="XQuAD paragraphs to ingest (default all 240)")
+    ap.add_argument("--embedder", choices=["minilm", "clip-random"], default="minilm",
+                    help="clip-random: the mission's CLIP ViT-B-32 as THE embedder (random weights: the real "
+                         "size and speed, meaningless answers) — the memory of a CLIP deployment")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary library folder")
     args = ap.parse_args()
 
     from assistant.assistant import Assistant
@@ -172,7 +177,7 @@ def main() -> int:
     server.start()
     tmp = Path(tempfile.mkdtemp(prefix="hark-e2e-"))
     cfg = load_config(ROOT / "config.yaml", **{
-        "embedder": {"backend": "minilm"},
+        "embedder": {"backend": "minilm"} if args.embedder == "minilm" else {"backend": "clip", "clip_pretrained": ""},
         "store": {"data_dir": str(tmp / "data")},
         "speech": {"model": args.speech_model, "compute_type": "int8", "device": "cpu"},
         "tts": {"enabled": False},
@@ -212,7 +217,7 @@ def main() -> int:
     mem = _mem()
     load = os.getloadavg()
     clip_mem = None
-    if args.clip_memory:
+    if args.clip_memory and args.embedder == "minilm":
         # the mission's embedder is CLIP ViT-B-32; its weights are not available offline, so the same
         # architecture with random weights (the same size in memory) is loaded beside the rest
         from models.embedder import ClipEmbedder
@@ -243,6 +248,8 @@ def main() -> int:
         print(f"… plus a CLIP ViT-B-32 (open_clip, random weights — same size as the OpenAI weights): "
               f"VmRSS {clip_mem['VmRSS']:.0f} MB, peak VmHWM {clip_mem['VmHWM']:.0f} MB")
     server.stop()
+    if not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
