@@ -2,6 +2,7 @@
 on PyTorch, side by side in one process.
 
     python bench/embed.py [--queries 60] [--passages 200] [--repeats 3]
+    python bench/embed.py --memory onnx|torch     # resident memory, one runtime per process
 
 `embed_query` on real nq_oracle questions, one at a time, the variants taking turns on every
 question in a shuffled order (so a busy machine's load swings hit them alike and none always
@@ -45,23 +46,57 @@ def _pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-def main() -> int:
-    import numpy as np
-    import torch
+def _rss_mb() -> int:
+    return int(Path("/proc/self/status").read_text().split("VmRSS:")[1].split()[0]) // 1024
+
+
+def _memory(runtime: str, questions: list[str], passages: list[str]) -> int:
+    """Resident memory this process gains loading one runtime, then embedding (run each runtime in
+    its own process: memory is not given back)."""
+    import torch  # noqa: F401 - imported by both runtimes' loaders; counted before, not in the model
+    import transformers  # noqa: F401
 
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
 
+    base = _rss_mb()
+    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", minilm_runtime=runtime))
+    for q in questions:
+        emb.embed_query(q)
+    after_queries = _rss_mb()
+    emb.embed_documents(passages)
+    print(
+        f"{emb.runtime}: resident {base} MB after imports; +{after_queries - base} MB loading and "
+        f"{len(questions)} queries; +{_rss_mb() - after_queries} MB embedding {len(passages)} passages; "
+        f"{_rss_mb() - base} MB gained"
+    )
+    return 0
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default=str(NQ))
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--passages", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--memory",
+        choices=["onnx", "torch"],
+        help="instead: resident MB gained by this runtime (loading + queries, then + passages)",
+    )
     args = ap.parse_args()
 
     data = Path(args.dataset)
     questions = [q["text"] for q in _jsonl(data / "queries.jsonl")[: args.queries]]
     passages = [f"{d['title']}\n{d['text']}" for d in _jsonl(data / "corpus.jsonl")[: args.passages]]
+    if args.memory:
+        return _memory(args.memory, questions, passages)
+
+    import numpy as np
+    import torch
+
+    from models.embedder import MiniLMEmbedder
+    from models.settings import EmbedderSettings
 
     variants: dict[str, MiniLMEmbedder] = {}
     loads: dict[str, float] = {}
