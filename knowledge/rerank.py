@@ -20,12 +20,12 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
+from knowledge.blas import single_threaded_blas
 from knowledge.fusion import zscore
 from knowledge.settings import RerankSettings
 from knowledge.types import Hit
@@ -80,7 +80,7 @@ def affinity(vectors: np.ndarray, params: DiffusionParams) -> np.ndarray:
         raise RerankError(f"expected a 2-D array of vectors, got shape {v.shape}")
     if not np.isfinite(v).all():
         raise RerankError("candidate vectors contain NaN or infinity")
-    with _single_threaded_blas():
+    with single_threaded_blas():
         gram = v @ v.T
     # cosine from the Gram matrix itself: norms are its diagonal (cheaper than a separate norm pass)
     inv = 1.0 / np.maximum(np.sqrt(np.maximum(np.diagonal(gram), 0.0)), 1e-12)
@@ -101,23 +101,6 @@ def affinity(vectors: np.ndarray, params: DiffusionParams) -> np.ndarray:
         keep[np.arange(len(w))[:, None], nearest] = True
         w = np.where(keep | keep.T, w, 0.0)
     return w
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-
-        return ThreadpoolController().select(user_api="blas")
-    except Exception:  # noqa: BLE001 - optional: without it the product just runs as configured
-        return None
-
-
-def _single_threaded_blas() -> AbstractContextManager:
-    """A 50 × d Gram matrix gains nothing from BLAS threads, and on a loaded machine (after torch
-    has run in the process) a multithreaded call measured 30–50 ms instead of 0.05 ms."""
-    ctl = _blas_controller()
-    return ctl.limit(limits=1) if ctl is not None else nullcontext()
 
 
 def restart_vector(scores: np.ndarray) -> np.ndarray:

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from knowledge.blas import single_threaded_blas
+
 log = logging.getLogger(__name__)
 
 
@@ -43,7 +45,8 @@ class Snapshot:
         k = min(k, n)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        scores = self.matrix @ query
+        with single_threaded_blas():  # OpenBLAS's idle workers would spin on the other core
+            scores = self.matrix @ query
         part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         order = part[np.lexsort((part, -scores[part]))]
         return order, scores[order]

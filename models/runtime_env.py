@@ -10,6 +10,10 @@ Every value is a default (`os.environ.setdefault`): a variable the user exported
 - `OMP_WAIT_POLICY=PASSIVE`: OpenMP worker threads (torch, CTranslate2) otherwise spin-wait after
   each parallel region; on a small shared machine the spinning steals the cores the next region
   needs (torch measured 5–12× slower on 2 cores without it; docs/install.md).
+- `OPENBLAS_NUM_THREADS=1`: numpy's OpenBLAS workers busy-wait after each call and ignore
+  OMP_WAIT_POLICY; Hark's numpy products are small (a search's matrix-vector product, a 50 × 50 Gram
+  matrix), and two BLAS threads made the other stages of a turn 3–5× slower (knowledge/blas.py).
+  torch and ONNX Runtime have their own thread pools and are not affected.
 - `TOKENIZERS_PARALLELISM=false`: Hugging Face tokenizers' own Rust thread pool competes with torch
   for the same cores, and after a fork (a child process) it warns and can deadlock.
 - `DO_NOT_TRACK=1`: unstructured pings its analytics server on import and on each partition.
@@ -27,6 +31,7 @@ import os
 
 ALWAYS: dict[str, str] = {
     "OMP_WAIT_POLICY": "PASSIVE",
+    "OPENBLAS_NUM_THREADS": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "DO_NOT_TRACK": "1",
     "GRADIO_ANALYTICS_ENABLED": "False",
