@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from assistant.config import HarkConfig
 from assistant.persona import Persona
+from assistant.prefetch import Prefetcher
 from assistant.trace import TraceLog
 from assistant.websearch import WebSearch
 
@@ -88,6 +89,7 @@ class Components:
         self.websearch = Lazy("web search", lambda: WebSearch(cfg.websearch), websearch)
         self.persona = Lazy("persona", Persona, persona)
         self.trace = TraceLog(cfg.path(cfg.trace.path))
+        self.prefetcher = Prefetcher()  # document searches started beside the intent classifier
 
     # ---- factories (imports are lazy: torch, lancedb, faster-whisper load only when needed) ------
     def _make_embedder(self) -> Any:

@@ -73,6 +73,9 @@ class RoutingSettings(_Strict):
     # asks for the web itself ("search the web…", "latest news"); the session switch always goes
     # to the web
     web_min_confidence: float = Field(1.0, ge=0, le=1)
+    # search the documents for the turn's own words while the intent is classified (2 cores: the
+    # two run at once); the result is used when the turn searches for that same text
+    prefetch_search: bool = True
 
 
 class WebSearchSettings(_Strict):

@@ -36,6 +36,7 @@ from assistant.events import (
 from assistant.evidence import Found, search_documents
 from assistant.memory import Exchange
 from assistant.meta import greeting_reply, meta_reply
+from assistant.prefetch import Prefetch
 from assistant.rewrite import FollowUpRewriter, Rewrite, detect
 from assistant.routing import Route, explicit_web, route
 from assistant.session import Session
@@ -70,6 +71,7 @@ class Turn:
         self.label = ""
         self.path = ""  # where the evidence came from: rag_search (library) or web_search
         self.sources: list[Hit] = []
+        self._prefetch: Prefetch | None = None  # the search for the turn's own words, started early
 
     # ---- the whole turn -----------------------------------------------------------------------
     def run(self, user_input: str | AudioInput) -> Iterator[Event]:
@@ -88,6 +90,8 @@ class Turn:
             text = f"Something went wrong while answering ({type(exc).__name__}). Please try again."
             self.notices.append(text)
             yield Notice(text, "error")
+        if self._prefetch is not None:  # never used (another path, or a rewritten query)
+            self._prefetch.drop()
         if answer is None:
             answer = Answer(text=NOT_KNOWN, provider="none", not_known=True)
         self.timings["total"] = _ms(t0)
@@ -155,6 +159,8 @@ class Turn:
             yield Answer(text=persona.text, provider="persona")
             return
 
+        if self.cfg.routing.prefetch_search and not self.session.always_web_search:
+            self._prefetch = self.parts.prefetcher.start(self.parts.retriever, text)
         r = self._route(text)
         if r.label in ("greeting", "conversation_meta"):
             yield IntentEvent(r.label, r.confidence, source=r.source)
@@ -314,8 +320,12 @@ class Turn:
     def _search_documents(self) -> Found:
         """Retrieval for the current query, without events (failures become messages in the result)."""
         t = time.perf_counter()
-        found = search_documents(self.parts.retriever, self.query)
-        self.timings["retrieve"] = _ms(t)
+        found = self._prefetch.take(self.query) if self._prefetch is not None else None
+        self._prefetch = None
+        self.trace["prefetched"] = found is not None
+        if found is None:
+            found = search_documents(self.parts.retriever, self.query)
+        self.timings["retrieve"] = _ms(t)  # what the turn waited (a prefetch ran beside the intent)
         self.timings.update({f"retrieve.{k}": v for k, v in found.timings_ms.items()})
         if found.ok:
             self.trace["candidates"] = hit_scores(found.candidates)
