@@ -9,6 +9,7 @@ MiniLM runs on ONNX Runtime by default (`minilm_runtime`, models/embedder_onnx.p
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from abc import ABC, abstractmethod
@@ -248,6 +249,10 @@ class ClipEmbedder(Embedder):
         finally:
             root.removeFilter(quiet)
         model.eval()
+        if isinstance(getattr(model, "visual", None), torch.nn.Module):
+            # Hark embeds text only: the image tower (88M of ViT-B-32's 151M parameters) is freed
+            model.visual = torch.nn.Identity()
+            gc.collect()
         self._model = model
         self._tokenizer = open_clip.get_tokenizer(self.settings.clip_model)
         self._ctx = int(getattr(self._tokenizer, "context_length", 77))

@@ -92,6 +92,24 @@ def clip_random() -> ClipEmbedder:
     return emb
 
 
+def test_clip_keeps_only_the_text_tower_with_the_same_text_vectors() -> None:
+    import open_clip
+    import torch
+
+    torch.manual_seed(1234)
+    full = open_clip.create_model("ViT-B-32", pretrained=None).eval()
+    torch.manual_seed(1234)  # the same random weights
+    emb = ClipEmbedder(EmbedderSettings(), random_weights=True)
+    emb.warm_up()
+    assert isinstance(emb._model.visual, torch.nn.Identity)  # the image tower's memory is freed
+    kept = sum(p.numel() for p in emb._model.parameters())
+    assert kept < 0.5 * sum(p.numel() for p in full.parameters())
+    text = "the notice period of the lease"
+    with torch.inference_mode():
+        ref = full.encode_text(open_clip.get_tokenizer("ViT-B-32")([text]))[0].numpy()
+    np.testing.assert_allclose(emb.embed_query(text), ref / np.linalg.norm(ref), atol=1e-5)
+
+
 def test_clip_architecture_shapes_and_windows(clip_random: ClipEmbedder) -> None:
     assert clip_random.dim == 512 and clip_random.identity == "clip-vit-b-32-random"
     assert clip_random.window_size == 75  # 77 tokens less start and end
