@@ -12,6 +12,8 @@ import logging
 import shutil
 import socket
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,3 +132,28 @@ def hark_app(tmp_path_factory):
     )
     demo.close()
     shutil.rmtree(base, ignore_errors=True)
+
+
+@contextmanager
+def app_sharing_models(hark_app: RunningApp, cfg) -> Iterator[str]:  # noqa: ANN001 - a HarkConfig
+    """Another running app with its own config (providers, limits…) that shares `hark_app`'s loaded
+    models and library; yields its URL."""
+    from assistant.assistant import Assistant
+    from ui.app import build_app, serve
+    from ui.launch_plan import LaunchPlan
+
+    parts = hark_app.assistant.parts
+    assistant = Assistant(
+        cfg,
+        embedder=parts.embedder.get(),
+        store=parts.store.get(),
+        classifier=parts.classifier.get_or_none(),
+        transcriber=parts.transcriber.get_or_none(),
+        synthesiser=parts.synthesiser.get_or_none(),
+    )
+    demo = build_app(assistant, cfg)
+    url, _ = serve(demo, cfg, LaunchPlan("127.0.0.1", free_port(), False, None), block=False)
+    try:
+        yield url
+    finally:
+        demo.close()

@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from tests.llm_server import LLMServer, Reply
+from tests.ui.conftest import app_sharing_models
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,11 +46,7 @@ def browser(spoken_question):
 def slow_llm_app(hark_app):
     """A second app whose answers come slowly from a loopback OpenAI-compatible server (the
     same models and library, shared with `hark_app`), so a person can press Stop mid-answer."""
-    from assistant.assistant import Assistant
     from assistant.config import ProviderSettings
-    from tests.ui.conftest import free_port
-    from ui.app import build_app, serve
-    from ui.launch_plan import LaunchPlan
 
     words = " ".join(f"word{i}" for i in range(80))
     with LLMServer(default=Reply(f"Rent is 950 euros per month [1]. {words}", chunk_delay=0.15)) as server:
@@ -59,19 +56,8 @@ def slow_llm_app(hark_app):
         cfg.llm.providers = {
             "slow": ProviderSettings(kind="openai_compatible", model="slow", base_url=server.openai_url)
         }
-        parts = hark_app.assistant.parts
-        assistant = Assistant(
-            cfg,
-            embedder=parts.embedder.get(),
-            store=parts.store.get(),
-            classifier=parts.classifier.get_or_none(),
-            transcriber=parts.transcriber.get_or_none(),
-            synthesiser=parts.synthesiser.get_or_none(),
-        )
-        demo = build_app(assistant, cfg)
-        url, _ = serve(demo, cfg, LaunchPlan("127.0.0.1", free_port(), False, None), block=False)
-        yield url, server
-        demo.close()
+        with app_sharing_models(hark_app, cfg) as url:
+            yield url, server
 
 
 def _open(browser, url):

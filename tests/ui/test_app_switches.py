@@ -23,6 +23,7 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.llm_server import LLMServer, Reply
+from tests.ui.conftest import app_sharing_models
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -80,12 +81,8 @@ def browser():
 @pytest.fixture(scope="module")
 def switch_app(hark_app):
     """The app of `hark_app` answered by a loopback LLM, with web search on a loopback SerpAPI."""
-    from assistant.assistant import Assistant
     from assistant.config import ProviderSettings
     from tests.assistant.turn_fixtures import SerpServer
-    from tests.ui.conftest import free_port
-    from ui.app import build_app, serve
-    from ui.launch_plan import LaunchPlan
 
     with (
         LLMServer(default=Reply(CANNED, ttft=LLM_WAIT), max_lifetime=600) as llm,
@@ -103,19 +100,8 @@ def switch_app(hark_app):
             "loop": ProviderSettings(kind="openai_compatible", model="loop", base_url=llm.openai_url)
         }
         cfg.ui.concurrency_limit = 6
-        parts = hark_app.assistant.parts
-        assistant = Assistant(
-            cfg,
-            embedder=parts.embedder.get(),
-            store=parts.store.get(),
-            classifier=parts.classifier.get_or_none(),
-            transcriber=parts.transcriber.get_or_none(),
-            synthesiser=parts.synthesiser.get_or_none(),
-        )
-        demo = build_app(assistant, cfg)
-        url, _ = serve(demo, cfg, LaunchPlan("127.0.0.1", free_port(), False, None), block=False)
-        yield url, llm, serp
-        demo.close()
+        with app_sharing_models(hark_app, cfg) as url:
+            yield url, llm, serp
 
 
 # ---- what the test knows about the prompts (from the YAML files, not from the code) ----------------
