@@ -29,16 +29,10 @@ from models.runtime_env import prepare_process_env  # noqa: E402
 
 prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
 
+from bench.e2e import _mem  # noqa: E402 - resident and peak memory of this process, MB
+
 EVAL = ROOT.parent / "shared" / "data" / "eval"
 MODES = ("inline", "process")
-
-
-def _mem() -> dict[str, float]:
-    out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            out[line.split(":")[0]] = int(line.split()[1]) / 1024
-    return out
 
 
 def write_library(folder: Path, docs: int, pdfs: int, docx: int) -> int:
