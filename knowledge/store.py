@@ -31,7 +31,7 @@ import pyarrow as pa
 from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
 from knowledge.types import Chunk, Hit
-from knowledge.vector_cache import StaleSnapshot, VectorCache
+from knowledge.vector_cache import StaleSnapshot, VectorCache, vector_matrix
 from models.errors import HarkError
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,7 @@ class ChunkStore:
         return hits
 
     def _memory_search(self, vec: np.ndarray, k: int) -> list[Hit]:
-        snap = self._vectors.snapshot(self._table)
-        if len(snap.chunk_ids) and snap.matrix.shape[1] != self.dim:
-            raise StaleSnapshot("stored vectors have another dimension")
+        snap = self._vectors.snapshot(self._table)  # the schema fixes the dimension (_open_table)
         query = vec / max(float(np.linalg.norm(vec)), 1e-12)
         positions, scores = snap.top(query, k)
         rows = self._vectors.fetch(self._table, snap, positions, _HIT_COLUMNS)
@@ -204,9 +202,8 @@ class ChunkStore:
             return {}
         if not self.has_fts_index():
             self.update_indexes()
-        where = "chunk_id IN (" + ", ".join(sql_str(c) for c in chunk_ids) + ")"
         q = self._table.search(text, query_type="fts", fts_columns="chunk_text")
-        got = q.where(where, prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
+        got = q.where(_ids_in(chunk_ids), prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
         return dict(zip(got["chunk_id"].to_pylist(), map(float, got["_score"].to_pylist()), strict=True))
 
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
@@ -228,8 +225,7 @@ class ChunkStore:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
-        where = "chunk_id IN (" + ", ".join(sql_str(i) for i in ids) + ")"
-        rows = self._table.search().where(where).select(["chunk_id", "vector"]).limit(len(ids)).to_arrow()
+        rows = self._table.search().where(_ids_in(ids)).select(["chunk_id", "vector"]).limit(len(ids)).to_arrow()
         return {
             cid: np.asarray(v, dtype=np.float32)
             for cid, v in zip(rows["chunk_id"].to_pylist(), rows["vector"].to_pylist(), strict=True)
@@ -372,12 +368,12 @@ def _rows_and_vectors(table: pa.Table) -> tuple[list[dict[str, Any]], np.ndarray
     the rerank reads them as an array, and 50 × 512 floats as lists cost more than the rerank)."""
     if "vector" not in table.column_names:
         return table.to_pylist(), None
-    col = table["vector"].combine_chunks()
-    vecs = None
-    if col.null_count == 0 and len(col):
-        vecs = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-        vecs = vecs.reshape(len(col), -1)
-    return table.drop_columns(["vector"]).to_pylist(), vecs
+    return table.drop_columns(["vector"]).to_pylist(), vector_matrix(table["vector"])
+
+
+def _ids_in(chunk_ids: Iterable[str]) -> str:
+    """A filter selecting these chunk ids."""
+    return "chunk_id IN (" + ", ".join(sql_str(i) for i in chunk_ids) + ")"
 
 
 _HIT_COLUMNS = ["chunk_id", "source_path", "title", "chunk_text", "section", "pages", "tags"]

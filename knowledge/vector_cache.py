@@ -73,10 +73,6 @@ class VectorCache:
             self._snap = snap
             return snap
 
-    def invalidate(self) -> None:
-        with self._lock:
-            self._snap = None
-
     def fetch(
         self, table: Any, snap: Snapshot, positions: np.ndarray, columns: list[str]
     ) -> list[dict[str, Any]]:
@@ -113,14 +109,21 @@ def _load(table: Any) -> Snapshot:
         return Snapshot(
             version, np.zeros(0, dtype=object), np.zeros(0, dtype=np.uint64), np.zeros((0, 0), np.float32)
         )
-    col = got["vector"].combine_chunks()
-    if col.null_count:
+    matrix = vector_matrix(got["vector"])
+    if matrix is None:
         raise StaleSnapshot("some stored vectors are null")
-    dim = col.type.list_size if pa.types.is_fixed_size_list(col.type) else len(col[0])
-    matrix = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=True).reshape(-1, dim)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix /= np.maximum(norms, 1e-12)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     chunk_ids = np.asarray(got["chunk_id"].to_pylist(), dtype=object)
     row_ids = np.asarray(got["_rowid"].to_numpy(), dtype=np.uint64)
     log.debug("vector snapshot of version %d: %d rows", version, len(chunk_ids))
     return Snapshot(version, chunk_ids, row_ids, matrix)
+
+
+def vector_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
+    """A fixed-size-list vector column as one (n, dim) float32 matrix (a copy, no per-float Python
+    objects); None when it is empty or holds a null."""
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if col.null_count or not len(col):
+        return None
+    flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=True)
+    return flat.reshape(len(col), -1)
