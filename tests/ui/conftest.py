@@ -157,3 +157,29 @@ def app_sharing_models(hark_app: RunningApp, cfg) -> Iterator[str]:  # noqa: ANN
         yield url
     finally:
         demo.close()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@contextmanager
+def chromium(*extra_args: str) -> Iterator:
+    """Debian's headless Chromium driven by Playwright (closed network: no background fetches)."""
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail("Debian chromium is required for the browser tests (.ci/install --test)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra_args])
+        try:
+            yield browser
+        finally:
+            browser.close()

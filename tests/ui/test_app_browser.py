@@ -6,40 +6,24 @@ trap 12). One browser for the module; each test opens its own context (its own G
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from tests.llm_server import LLMServer, Reply
-from tests.ui.conftest import app_sharing_models
+from tests.ui.conftest import app_sharing_models, chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
 ANSWER_TIMEOUT = 90_000  # ms; a turn takes ~1 s, but the machine is shared
 
 
 @pytest.fixture(scope="module")
 def browser(spoken_question):
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail("Debian chromium is required for the browser tests (.ci/install --test)")
-    from playwright.sync_api import sync_playwright
-
-    args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
+    with chromium(
         "--use-fake-ui-for-media-stream",
         "--use-fake-device-for-media-stream",
         f"--use-file-for-fake-audio-capture={spoken_question}%noloop",
-    ]
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
+    ) as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ Toggling a switch in one context never changes another's (read back from each Se
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 
 import pytest
@@ -23,11 +22,10 @@ import yaml
 
 from tests.conftest import ROOT
 from tests.llm_server import LLMServer, Reply
-from tests.ui.conftest import app_sharing_models
+from tests.ui.conftest import app_sharing_models, chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
 ANSWER_TIMEOUT = 90_000  # ms; a turn takes ~2 s here, but the machine is shared
 LLM_WAIT = 1.5  # s the loopback LLM waits before its first token, so the six turns overlap
 SERP_KEY_ENV = "HARK_TEST_SWITCHES_SERP_KEY"
@@ -66,16 +64,8 @@ def _people() -> list[Person]:
 
 @pytest.fixture(scope="module")
 def browser():
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail("Debian chromium is required for the browser tests (.ci/install --test)")
-    from playwright.sync_api import sync_playwright
-
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run"]  # fmt: skip
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
