@@ -25,7 +25,8 @@ class StoreSettings(_Strict):
     ann_partitions: int | None = Field(None, ge=1)  # None: sqrt(number of chunks)
     ann_nprobes: int = Field(32, ge=1)
     ann_refine_factor: int = Field(4, ge=1)
-    # exact search below ann_threshold from an in-memory copy of the vectors (≤ 40 MB at 20k × 512)
+    # exact search below ann_threshold from an in-memory snapshot: vectors (≤ 40 MB at 20k × 512) and
+    # the hit columns (~3 KB per 500-word chunk)
     memory_search: bool = True
     # a local library sees other processes' commits (CLI ingest, the ingest child) within this time
     refresh_seconds: float = Field(2.0, ge=0)

@@ -3,14 +3,18 @@
 - Table `<prefix>__<identity>` (sanitised); a different embedder is a different table, so vectors
   of different embedders never mix and switching embedder re-indexes.
 - Vectors are L2-normalised; search uses cosine distance, `dense_score = 1 - distance` (= cosine).
-- Exact (flat) search below `ann_threshold` chunks — from an in-memory copy of the vectors
-  (`knowledge.vector_cache`, rebuilt when the table version changes) unless `memory_search` is off;
+- Exact (flat) search below `ann_threshold` chunks — from an in-memory snapshot of the vectors and
+  hit columns (`knowledge.vector_cache`, rebuilt when the table version changes) unless
+  `memory_search` is off;
   at/above it an IVF index (cosine) is built and searched with `nprobes` / `refine_factor` (recall@50
   measured in bench/search.py).
 - Other processes' commits (`launch.py ingest` while the app runs, the ingest child process) become
   visible within `refresh_seconds` (the connection's read consistency interval), or at once after
   `refresh()`.
 - Full-text: LanceDB's own FTS index on `chunk_text`, brought up to date after each ingest.
+- The row count and the indexes are read once per table version (`_facts`): each LanceDB call
+  costs milliseconds when its event-loop thread was idle, so a hybrid search makes three (the
+  version, the full-text query, the version again for its facts) instead of seven.
 - Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
   delete-by-source), so a concurrent search sees either the old or the new version of a file.
 """
@@ -23,6 +27,7 @@ import math
 import re
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -80,6 +85,16 @@ def _is_io_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError | RuntimeError | ValueError) and any(w in text for w in _IO_WORDS)
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What one table version holds: its row count and which indexes it has."""
+
+    version: int
+    count: int
+    fts_index: bool
+    vector_index: bool
+
+
 class ChunkStore:
     """Chunks + vectors + manifest of one embedder's library. Thread-safe for one writer."""
 
@@ -91,7 +106,8 @@ class ChunkStore:
         self.settings = settings
         self.name = table_name(settings.table_prefix, identity)
         self._write_lock = threading.Lock()
-        self._vectors = VectorCache()
+        self._vectors = VectorCache(_HIT_COLUMNS)
+        self._facts_of: _Facts | None = None
         self._table = self._guard(self._open_table, "open the chunks table")
         self.manifest: Manifest = self._guard(
             lambda: Manifest(db, f"{self.name}__files"), "open the files manifest"
@@ -148,14 +164,31 @@ class ChunkStore:
         self._table.checkout_latest()
         self.manifest.refresh()
 
+    def _facts(self, version: int | None = None) -> _Facts:
+        """Row count and indexes of the table's current version (read once per version)."""
+        version = int(self._table.version) if version is None else version
+        facts = self._facts_of
+        if facts is not None and facts.version == version:
+            return facts
+        indices = self._table.list_indices()
+        facts = _Facts(
+            version,
+            int(self._table.count_rows()),
+            any(i.columns == ["chunk_text"] and i.index_type == "FTS" for i in indices),
+            any(i.columns == ["vector"] for i in indices),
+        )
+        if int(self._table.version) == version:  # the handle did not move meanwhile: keep them
+            self._facts_of = facts
+        return facts
+
     def count(self) -> int:
-        return int(self._table.count_rows())
+        return self._facts().count
 
     def has_vector_index(self) -> bool:
-        return any(i.columns == ["vector"] for i in self._table.list_indices())
+        return self._facts().vector_index
 
     def has_fts_index(self) -> bool:
-        return any(i.columns == ["chunk_text"] and i.index_type == "FTS" for i in self._table.list_indices())
+        return self._facts().fts_index
 
     def search(
         self, query_vector: Any, k: int, where: str | None = None, exact: bool | None = None
@@ -164,10 +197,11 @@ class ChunkStore:
         vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if vec.shape[0] != self.dim:
             raise ValueError(f"query vector has {vec.shape[0]} dimensions, the store {self.dim}")
-        use_exact = exact if exact is not None else self.count() < self.settings.ann_threshold
+        version = int(self._table.version)
+        use_exact = exact if exact is not None else self._facts(version).count < self.settings.ann_threshold
         if use_exact and not where and self.settings.memory_search:
             try:
-                return self._memory_search(vec, k)
+                return self._memory_search(vec, k, version)
             except StaleSnapshot as exc:
                 log.debug("in-memory search fell back to LanceDB: %s", exc)
         q = self._table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
@@ -184,11 +218,11 @@ class ChunkStore:
             hits.append(_hit(r, vecs[i] if vecs is not None else None, score=cos, dense_score=cos))
         return hits
 
-    def _memory_search(self, vec: np.ndarray, k: int) -> list[Hit]:
-        snap = self._vectors.snapshot(self._table)  # the schema fixes the dimension (_open_table)
+    def _memory_search(self, vec: np.ndarray, k: int, version: int) -> list[Hit]:
+        snap = self._vectors.snapshot(self._table, version)  # the schema fixes the dimension
         query = vec / max(float(np.linalg.norm(vec)), 1e-12)
         positions, scores = snap.top(query, k)
-        rows = self._vectors.fetch(self._table, snap, positions, _HIT_COLUMNS)
+        rows = snap.fetch(positions)
         return [
             _hit(r, snap.matrix[i], score=float(s), dense_score=float(s))
             for r, i, s in zip(rows, positions, scores, strict=True)
@@ -198,9 +232,12 @@ class ChunkStore:
         """BM25 of each listed chunk that matches a query term (others are absent). BM25 statistics
         are corpus-wide, so a search restricted to these chunks scores each of them exactly as the
         unrestricted one does; only ids and scores are read."""
-        if not text.strip() or not chunk_ids or self.count() == 0:
+        if not text.strip() or not chunk_ids:
             return {}
-        if not self.has_fts_index():
+        facts = self._facts()
+        if facts.count == 0:
+            return {}
+        if not facts.fts_index:
             self.update_indexes()
         q = self._table.search(text, query_type="fts", fts_columns="chunk_text")
         got = q.where(_ids_in(chunk_ids), prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()

@@ -153,3 +153,38 @@ def test_searches_racing_a_writer_never_mix_versions_of_a_file(filled) -> None:
     assert len(set(versions)) >= 2, "the readers never saw the writer's progress"
     final = [h for h in store.search(hot, 20) if h.source_path == "hot.txt"]
     assert len(final) == 8 and all("version 39 " in h.chunk_text for h in final)
+
+
+class _CountingTable:
+    """The LanceDB table, counting every attribute read (each is a call into LanceDB)."""
+
+    def __init__(self, table: object) -> None:
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "reads", [])
+
+    def __getattr__(self, name: str) -> object:
+        self.reads.append(name)
+        return getattr(self._table, name)
+
+
+def test_a_hybrid_search_makes_three_lancedb_calls_and_a_write_rebuilds(filled) -> None:
+    """Each call into LanceDB crosses to its event-loop thread (milliseconds when that thread was
+    idle), so a warm search reads only the version; the full-text scores add the query itself."""
+    path, queries = filled
+    store = _open(path)
+    store.update_indexes()
+    counting = _CountingTable(store._table)
+    store._table = counting
+    ids = [h.chunk_id for h in store.search(queries[4], 20)]  # first use: snapshot and facts
+    store.fts_scores("version part", ids)
+    counting.reads.clear()
+    hits = store.search(queries[4], 20)
+    assert counting.reads == ["version"]
+    scores = store.fts_scores("version part", [h.chunk_id for h in hits])
+    assert counting.reads == ["version", "version", "search"]
+    assert set(scores) == {h.chunk_id for h in hits} and all(s > 0 for s in scores.values())
+    # a write makes a new version: the next search reads the new rows, the count follows
+    before = store.count()
+    store.replace_files({"extra.txt": (_chunks("extra.txt", 4, 1), np.tile(queries[4], (4, 1)))})
+    assert store.count() == before + 4
+    assert {h.source_path for h in store.search(queries[4], 4)} == {"extra.txt"}
