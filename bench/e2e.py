@@ -1,10 +1,11 @@
 """End-to-end latency budget: from the end of a spoken (or typed) question to the first answer token.
 
-    python bench/e2e.py [--voice 12] [--typed 40] [--filler 10000] [--speech-model base] [--ttft 0.2]
+    python bench/e2e.py [--voice 12] [--typed 40] [--filler 10000] [--filler-words 500] [--speech-model base] [--ttft 0.2]
 
 Setup (all real, nothing downloaded): the XQuAD-en paragraphs ingested with the real Ingestor
-(MiniLM — CLIP has no offline weights here), padded to `--filler` chunks with NQ passages stored with
-random unit vectors (so search, full-text and memory see a 10k-chunk library); the real intent
+(MiniLM — CLIP has no offline weights here), padded to `--filler` chunks of `--filler-words` words
+of NQ passages stored with random unit vectors (so search, full-text and memory see a 10k-chunk
+library of chunker-sized chunks); the real intent
 classifier (when its adapter is trained), follow-up rewriter, retriever and rerank; faster-whisper
 `--speech-model` (int8 on the CPU); and an OpenAI-compatible loopback LLM server whose
 time-to-first-token is fixed at `--ttft` seconds (tests/llm_server.py), reached through the real
@@ -61,8 +62,12 @@ def _mem() -> dict[str, float]:
     return out
 
 
-def build_library(tmp: Path, assistant, filler: int, seed: int = 0, n_docs: int | None = None) -> tuple[list[dict], int]:
-    """XQuAD paragraphs as files (real ingest) + NQ passages with random vectors up to `filler` chunks."""
+def build_library(
+    tmp: Path, assistant, filler: int, seed: int = 0, n_docs: int | None = None, filler_words: int = 500
+) -> tuple[list[dict], int]:
+    """XQuAD paragraphs as files (real ingest) + chunks of `filler_words` words of consecutive NQ
+    passages (the chunker's size, so full-text and memory see real-sized chunks) with random vectors,
+    up to `filler` chunks."""
     import numpy as np
 
     from knowledge.types import Chunk
@@ -81,12 +86,15 @@ def build_library(tmp: Path, assistant, filler: int, seed: int = 0, n_docs: int 
     need = max(0, filler - store.count())
     if need:
         nq = _jsonl(EVAL / "nq_oracle" / "corpus.jsonl")
+        words = " ".join(d["text"] for d in nq).split()
         rng = np.random.default_rng(seed)
         batch: dict[str, tuple[list[Chunk], np.ndarray]] = {}
         for i in range(need):
             d = nq[i % len(nq)]
             sp = f"filler/{i // 50:04d}.txt"
-            chunk = Chunk(chunk_id=f"filler-{i}", source_path=sp, chunk_text=f"{d['text']} (copy {i})",
+            start = (i * filler_words) % max(1, len(words) - filler_words)
+            text = " ".join(words[start : start + filler_words])
+            chunk = Chunk(chunk_id=f"filler-{i}", source_path=sp, chunk_text=f"{text} (copy {i})",
                           title=d.get("title", ""), text_hash=f"filler-{i}")
             chunks, vecs = batch.get(sp, ([], np.zeros((0, store.dim), dtype=np.float32)))
             v = rng.standard_normal(store.dim).astype(np.float32)
@@ -156,6 +164,7 @@ def main() -> int:
     ap.add_argument("--voice", type=int, default=12, help="spoken questions (each 5 s)")
     ap.add_argument("--typed", type=int, default=40, help="typed questions")
     ap.add_argument("--filler", type=int, default=10000, help="library size in chunks")
+    ap.add_argument("--filler-words", type=int, default=500, help="words per filler chunk (the chunker's size)")
     ap.add_argument("--speech-model", default="base")
     ap.add_argument("--ttft", type=float, default=0.2, help="loopback time to first token, seconds")
     ap.add_argument("--seed", type=int, default=0)
@@ -201,7 +210,7 @@ def main() -> int:
     except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
         print(f"warm-up incomplete: {exc}", file=sys.stderr)
     print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.parts.loaded()}", file=sys.stderr)
-    queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs)
+    queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs, args.filler_words)
     random.Random(args.seed).shuffle(queries)
 
     # warm every path once (first-call costs are start-up, not per-turn)
