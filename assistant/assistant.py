@@ -87,6 +87,7 @@ class Assistant:
                         f"Could not load the {part.name}: {type(exc).__name__}: {str(exc)[:200]}",
                         "Run `python launch.py -v` for details; see README 'Set up on a fresh machine'.",
                     ) from exc
+            self.library_changed(refresh=False)
 
     # ---- sessions and turns ------------------------------------------------------------------------
     def new_session(self) -> Session:
@@ -187,7 +188,10 @@ class Assistant:
                     inline_because = f"the injected embedder is not the configured one ({exc.message})"
             log.debug("ingesting in this process: %s", inline_because)
             ingestor = Ingestor(self.parts.store.get(), self.parts.embedder.get(), self.cfg.ingest)
-            return ingestor.ingest(wanted, progress=progress)
+            try:
+                return ingestor.ingest(wanted, progress=progress)
+            finally:
+                self.library_changed(refresh=False)
 
     def _inline_reason(self) -> str:
         """Why this ingestion cannot run in a child process ("" when it can)."""
@@ -220,19 +224,34 @@ class Assistant:
         try:
             return run_ingest_process(job, progress)
         finally:  # also after a crash: whatever the child committed is visible now
-            store = self.parts.store.peek()
-            if store is not None:
-                try:
+            self.library_changed()
+
+    def library_changed(self, *, refresh: bool = True) -> None:
+        """After the library changed (or the models loaded): see the latest version now (`refresh`:
+        another process wrote it), read the search snapshot ahead of the next question, and back
+        the heap now in use with huge pages (`runtime.huge_pages`, models/hugepages.py)."""
+        store = self.parts.store.peek()
+        if store is not None:
+            try:
+                if refresh:
                     store.refresh()
-                except Exception as exc:  # noqa: BLE001 - the store still refreshes within refresh_seconds
-                    log.warning("could not refresh the store after indexing: %s", exc)
+                store.warm_up()
+            except Exception as exc:  # noqa: BLE001 - the store still refreshes within refresh_seconds
+                log.warning("could not refresh the store after a library change: %s", exc)
+        if self.cfg.runtime.huge_pages:
+            from models.hugepages import collapse_heap
+
+            collapse_heap()
 
     def documents(self) -> list[Any]:
         return list(self.parts.store.get().documents())
 
     def delete_document(self, source_path: str) -> None:
         with self._ingest_lock:
-            self.parts.store.get().delete_document(source_path)
+            try:
+                self.parts.store.get().delete_document(source_path)
+            finally:
+                self.library_changed(refresh=False)
 
     # ---- speech out -------------------------------------------------------------------------------
     def synthesise(self, text: str) -> tuple[int, np.ndarray]:

@@ -164,6 +164,16 @@ class ChunkStore:
         self._table.checkout_latest()
         self.manifest.refresh()
 
+    def warm_up(self) -> None:
+        """Read the in-memory snapshot now when searches will use it (else the first search after
+        a start or a change pays for it: ~30 ms per 10k chunks)."""
+        version = int(self._table.version)
+        if self.settings.memory_search and self._facts(version).count < self.settings.ann_threshold:
+            try:
+                self._vectors.snapshot(self._table, version)
+            except StaleSnapshot as exc:  # a writer is busy: the first search reads it
+                log.debug("snapshot not read ahead: %s", exc)
+
     def _facts(self, version: int | None = None) -> _Facts:
         """Row count and indexes of the table's current version (read once per version)."""
         version = int(self._table.version) if version is None else version

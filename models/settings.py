@@ -1,4 +1,4 @@
-"""Settings of the model layer (embedder, speech, synthesis, intent classifier).
+"""Settings of the model layer (embedder, speech, synthesis, intent classifier, process memory).
 
 Each block is one validated pydantic model; `assistant.config.HarkConfig` composes them.
 """
@@ -81,3 +81,10 @@ class IntentSettings(_Strict):
     train_threads: int = Field(2, ge=1)
     data_dir: str = "data/intent"  # generated train.csv / test.csv
     external_file: str = "models/intent_external.csv"
+
+
+class RuntimeSettings(_Strict):
+    # once the models are loaded (and after each library change), back the resident heap with
+    # transparent huge pages (Linux 6.1+, models/hugepages.py): the embedding and intent stages run
+    # ~2× faster after an idle pause on a virtual machine (docs/results.md, "Session 3")
+    huge_pages: bool = True

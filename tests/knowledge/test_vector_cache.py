@@ -188,3 +188,16 @@ def test_a_hybrid_search_makes_three_lancedb_calls_and_a_write_rebuilds(filled) 
     store.replace_files({"extra.txt": (_chunks("extra.txt", 4, 1), np.tile(queries[4], (4, 1)))})
     assert store.count() == before + 4
     assert {h.source_path for h in store.search(queries[4], 4)} == {"extra.txt"}
+
+
+def test_warm_up_reads_the_snapshot_ahead_of_the_first_search(filled) -> None:
+    path, queries = filled
+    store = _open(path)
+    store.warm_up()
+    counting = _CountingTable(store._table)
+    store._table = counting
+    assert len(store.search(queries[5], 10)) == 10
+    assert counting.reads == ["version"]
+    big = _open(path, ann_threshold=256)  # 300 chunks ≥ the threshold: no snapshot, LanceDB's index path
+    big.warm_up()
+    assert big._vectors._snap is None
