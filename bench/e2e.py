@@ -176,6 +176,8 @@ def main() -> int:
                     help="clip-random: the mission's CLIP ViT-B-32 as THE embedder (random weights: the real "
                          "size and speed, meaningless answers) — the memory of a CLIP deployment")
     ap.add_argument("--keep", action="store_true", help="keep the temporary library folder")
+    ap.add_argument("--no-huge-pages", dest="huge_pages", action="store_false",
+                    help="runtime.huge_pages off (models/hugepages.py), for a side-by-side comparison")
     args = ap.parse_args()
 
     from assistant.assistant import Assistant
@@ -185,80 +187,84 @@ def main() -> int:
     server = LLMServer(default=Reply("The answer is in the first block [1].", ttft=args.ttft), max_lifetime=3600)
     server.start()
     tmp = Path(tempfile.mkdtemp(prefix="hark-e2e-"))
-    cfg = load_config(ROOT / "config.yaml", **{
-        "embedder": {"backend": "minilm"} if args.embedder == "minilm" else {"backend": "clip", "clip_pretrained": ""},
-        "store": {"data_dir": str(tmp / "data")},
-        "speech": {"model": args.speech_model, "compute_type": "int8", "device": "cpu"},
-        "tts": {"enabled": False},
-        **({"retrieval": {"search": args.search}} if args.search else {}),
-        "trace": {"path": str(tmp / "data" / "traces.jsonl"), "log_path": str(tmp / "data" / "hark.log")},
-        "llm": {"order": ["loopback"], "cooldown_seconds": 0,
-                "providers": {"loopback": {"kind": "openai_compatible", "model": "loopback",
-                                           "base_url": server.openai_url, "key_env": []}}},
-    })
-    cfg._base_dir = ROOT
-    assistant = Assistant(cfg)
-    t0 = time.perf_counter()
-    rss = [("start", _mem()["VmRSS"])]
-    for part in (assistant.parts.embedder, assistant.parts.store, assistant.parts.retriever,
-                 assistant.parts.classifier, assistant.parts.transcriber, assistant.parts.chain,
-                 assistant.parts.answerer):
-        part.get_or_none()  # one at a time, to see what each adds to the resident size
-        rss.append((part.name, _mem()["VmRSS"]))
     try:
-        assistant.warm_up(tts=False)
-    except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
-        print(f"warm-up incomplete: {exc}", file=sys.stderr)
-    print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.parts.loaded()}", file=sys.stderr)
-    queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs, args.filler_words)
-    random.Random(args.seed).shuffle(queries)
+        cfg = load_config(ROOT / "config.yaml", **{
+            "embedder": {"backend": "minilm"} if args.embedder == "minilm" else {"backend": "clip", "clip_pretrained": ""},
+            "store": {"data_dir": str(tmp / "data")},
+            "speech": {"model": args.speech_model, "compute_type": "int8", "device": "cpu"},
+            "tts": {"enabled": False},
+            **({"retrieval": {"search": args.search}} if args.search else {}),
+            "runtime": {"huge_pages": args.huge_pages},
+            "trace": {"path": str(tmp / "data" / "traces.jsonl"), "log_path": str(tmp / "data" / "hark.log")},
+            "llm": {"order": ["loopback"], "cooldown_seconds": 0,
+                    "providers": {"loopback": {"kind": "openai_compatible", "model": "loopback",
+                                               "base_url": server.openai_url, "key_env": []}}},
+        })
+        cfg._base_dir = ROOT
+        assistant = Assistant(cfg)
+        t0 = time.perf_counter()
+        rss = [("start", _mem()["VmRSS"])]
+        for part in (assistant.parts.embedder, assistant.parts.store, assistant.parts.retriever,
+                     assistant.parts.classifier, assistant.parts.transcriber, assistant.parts.chain,
+                     assistant.parts.answerer):
+            part.get_or_none()  # one at a time, to see what each adds to the resident size
+            rss.append((part.name, _mem()["VmRSS"]))
+        try:
+            assistant.warm_up(tts=False)
+        except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
+            print(f"warm-up incomplete: {exc}", file=sys.stderr)
+        print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.parts.loaded()}", file=sys.stderr)
+        queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs, args.filler_words)
+        assistant.library_changed()  # as after an ingest in the app (the filler was written to the store directly)
+        random.Random(args.seed).shuffle(queries)
 
-    # warm every path once (first-call costs are start-up, not per-turn)
-    run_turn(assistant, assistant.new_session(), queries[0]["text"], server)
+        # warm every path once (first-call costs are start-up, not per-turn)
+        run_turn(assistant, assistant.new_session(), queries[0]["text"], server)
 
-    typed = [run_turn(assistant, assistant.new_session(), q["text"], server) for q in queries[1 : 1 + args.typed]]
-    voice_qs = [q["text"] for q in queries[1 + args.typed :] if 6 <= len(q["text"].split()) <= 12][: args.voice]
-    clips = spoken_questions(tmp, voice_qs)
-    from assistant.events import AudioInput
+        typed = [run_turn(assistant, assistant.new_session(), q["text"], server) for q in queries[1 : 1 + args.typed]]
+        voice_qs = [q["text"] for q in queries[1 + args.typed :] if 6 <= len(q["text"].split()) <= 12][: args.voice]
+        clips = spoken_questions(tmp, voice_qs)
+        from assistant.events import AudioInput
 
-    run_turn(assistant, assistant.new_session(), AudioInput(path=str(clips[0])), server)  # warm whisper
-    voice = [run_turn(assistant, assistant.new_session(), AudioInput(path=str(c)), server) for c in clips]
-    mem = _mem()
-    load = os.getloadavg()
-    clip_mem = None
-    if args.clip_memory and args.embedder == "minilm":
-        # the mission's embedder is CLIP ViT-B-32; its weights are not available offline, so the same
-        # architecture with random weights (the same size in memory) is loaded beside the rest
-        from models.embedder import ClipEmbedder
-        from models.settings import EmbedderSettings
+        run_turn(assistant, assistant.new_session(), AudioInput(path=str(clips[0])), server)  # warm whisper
+        voice = [run_turn(assistant, assistant.new_session(), AudioInput(path=str(c)), server) for c in clips]
+        mem = _mem()
+        load = os.getloadavg()
+        clip_mem = None
+        if args.clip_memory and args.embedder == "minilm":
+            # the mission's embedder is CLIP ViT-B-32; its weights are not available offline, so the same
+            # architecture with random weights (the same size in memory) is loaded beside the rest
+            from models.embedder import ClipEmbedder
+            from models.settings import EmbedderSettings
 
-        clip = ClipEmbedder(EmbedderSettings(backend="clip"), random_weights=True)
-        clip.warm_up()
-        clip.embed_query("warm the text tower")
-        clip_mem = _mem()
+            clip = ClipEmbedder(EmbedderSettings(backend="clip"), random_weights=True)
+            clip.warm_up()
+            clip.embed_query("warm the text tower")
+            clip_mem = _mem()
 
-    print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load[0]:.1f}")
-    print(f"retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
-          f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.parts.loaded()}")
-    print(table("Typed questions", typed))
-    print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))
-    for name, rows, target in (("typed", typed, 60.0), ("voice", voice, 1000.0)):
-        vals = [r["hark"] for r in rows if r and r.get("provider_name") == "loopback"]
-        if vals:
-            p50 = statistics.median(vals)
-            print(f"Hark's own share, {name}: p50 {p50:.0f} ms (target ≤ {target:.0f} ms): "
-                  f"{'met' if p50 <= target else 'NOT met'}")
-    print(f"Resident memory with all models loaded and {n_chunks} chunks: VmRSS {mem['VmRSS']:.0f} MB, "
-          f"peak VmHWM {mem['VmHWM']:.0f} MB (target ≤ 2048 MB)")
-    print("Resident size added by each part as it loads (MB): " + ", ".join(
-        f"{name} +{now - before:.0f}" for (_, before), (name, now) in zip(rss, rss[1:], strict=False))
-        + f"; the {n_chunks}-chunk library and the turns +{mem['VmRSS'] - rss[-1][1]:.0f} (start {rss[0][1]:.0f})")
-    if clip_mem:
-        print(f"… plus a CLIP ViT-B-32 (open_clip, random weights — same size as the OpenAI weights): "
-              f"VmRSS {clip_mem['VmRSS']:.0f} MB, peak VmHWM {clip_mem['VmHWM']:.0f} MB")
-    server.stop()
-    if not args.keep:
-        shutil.rmtree(tmp, ignore_errors=True)
+        print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load[0]:.1f}")
+        print(f"runtime.huge_pages {args.huge_pages}; retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
+              f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.parts.loaded()}")
+        print(table("Typed questions", typed))
+        print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))
+        for name, rows, target in (("typed", typed, 60.0), ("voice", voice, 1000.0)):
+            vals = [r["hark"] for r in rows if r and r.get("provider_name") == "loopback"]
+            if vals:
+                p50 = statistics.median(vals)
+                print(f"Hark's own share, {name}: p50 {p50:.0f} ms (target ≤ {target:.0f} ms): "
+                      f"{'met' if p50 <= target else 'NOT met'}")
+        print(f"Resident memory with all models loaded and {n_chunks} chunks: VmRSS {mem['VmRSS']:.0f} MB, "
+              f"peak VmHWM {mem['VmHWM']:.0f} MB (target ≤ 2048 MB)")
+        print("Resident size added by each part as it loads (MB): " + ", ".join(
+            f"{name} +{now - before:.0f}" for (_, before), (name, now) in zip(rss, rss[1:], strict=False))
+            + f"; the {n_chunks}-chunk library and the turns +{mem['VmRSS'] - rss[-1][1]:.0f} (start {rss[0][1]:.0f})")
+        if clip_mem:
+            print(f"… plus a CLIP ViT-B-32 (open_clip, random weights — same size as the OpenAI weights): "
+                  f"VmRSS {clip_mem['VmRSS']:.0f} MB, peak VmHWM {clip_mem['VmHWM']:.0f} MB")
+    finally:  # also after an error: no server thread or temporary library left behind
+        server.stop()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
