@@ -13,8 +13,8 @@
   `refresh()`.
 - Full-text: LanceDB's own FTS index on `chunk_text`, brought up to date after each ingest.
 - The row count and the indexes are read once per table version (`_facts`): each LanceDB call
-  costs milliseconds when its event-loop thread was idle, so a hybrid search makes three (the
-  version, the full-text query, the version again for its facts) instead of seven.
+  costs milliseconds when its event-loop thread was idle, so a hybrid search makes two (the
+  version, the full-text query) instead of seven.
 - Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
   delete-by-source), so a concurrent search sees either the old or the new version of a file.
 """
@@ -244,7 +244,9 @@ class ChunkStore:
         unrestricted one does; only ids and scores are read."""
         if not text.strip() or not chunk_ids:
             return {}
-        facts = self._facts()
+        # the ids come from a search that has just read the version: its facts do (a stale answer
+        # costs at most this query's full-text scores; the index is checked again on the next search)
+        facts = self._facts_of or self._facts()
         if facts.count == 0:
             return {}
         if not facts.fts_index:
@@ -351,6 +353,7 @@ class ChunkStore:
     def clear(self) -> None:
         """Drop the chunks and the manifest of this embedder (for --rebuild)."""
         with self._write_lock:
+            self._facts_of = None
             self._guard(lambda: self._db.drop_table(self.name, ignore_missing=True), "drop the chunks table")
             self._table = self._guard(self._open_table, "create the chunks table")
             self._guard(self.manifest.clear, "reset the files manifest")

@@ -167,7 +167,7 @@ class _CountingTable:
         return getattr(self._table, name)
 
 
-def test_a_hybrid_search_makes_three_lancedb_calls_and_a_write_rebuilds(filled) -> None:
+def test_a_hybrid_search_makes_two_lancedb_calls_and_a_write_rebuilds(filled) -> None:
     """Each call into LanceDB crosses to its event-loop thread (milliseconds when that thread was
     idle), so a warm search reads only the version; the full-text scores add the query itself."""
     path, queries = filled
@@ -181,7 +181,7 @@ def test_a_hybrid_search_makes_three_lancedb_calls_and_a_write_rebuilds(filled) 
     hits = store.search(queries[4], 20)
     assert counting.reads == ["version"]
     scores = store.fts_scores("version part", [h.chunk_id for h in hits])
-    assert counting.reads == ["version", "version", "search"]
+    assert counting.reads == ["version", "search"]
     assert set(scores) == {h.chunk_id for h in hits} and all(s > 0 for s in scores.values())
     # a write makes a new version: the next search reads the new rows, the count follows
     before = store.count()
@@ -201,3 +201,14 @@ def test_warm_up_reads_the_snapshot_ahead_of_the_first_search(filled) -> None:
     big = _open(path, ann_threshold=256)  # 300 chunks ≥ the threshold: no snapshot, LanceDB's index path
     big.warm_up()
     assert big._vectors._snap is None
+
+
+def test_after_clear_the_full_text_scores_read_the_new_table(filled) -> None:
+    path, queries = filled
+    store = _open(path)
+    store.update_indexes()
+    ids = [h.chunk_id for h in store.search(queries[6], 5)]
+    assert store.fts_scores("version part", ids)
+    store.clear()  # --rebuild: a new, empty table without indexes
+    assert store.fts_scores("version part", ids) == {}
+    assert store.search(queries[6], 5) == []
