@@ -228,8 +228,8 @@ class Assistant:
 
     def library_changed(self, *, refresh: bool = True) -> None:
         """After the library changed (or the models loaded): see the latest version now (`refresh`:
-        another process wrote it), read the search snapshot ahead of the next question, and back
-        the heap now in use with huge pages (`runtime.huge_pages`, models/hugepages.py)."""
+        another process wrote it), read the search snapshot ahead of the next question, return the
+        heap's free pages and back the rest with huge pages (`runtime.huge_pages`, models/hugepages.py)."""
         store = self.parts.store.peek()
         if store is not None:
             try:
@@ -238,9 +238,10 @@ class Assistant:
                 store.warm_up()
             except Exception as exc:  # noqa: BLE001 - the store still refreshes within refresh_seconds
                 log.warning("could not refresh the store after a library change: %s", exc)
-        if self.cfg.runtime.huge_pages:
-            from models.hugepages import collapse_heap
+        from models.hugepages import collapse_heap, trim_heap
 
+        trim_heap()  # first: what is free goes back, and is not made a huge page below
+        if self.cfg.runtime.huge_pages:
             collapse_heap()
 
     def documents(self) -> list[Any]:

@@ -1,5 +1,6 @@
-"""models/hugepages.py on this machine's real kernel: the resident heap becomes huge pages, the
-resident size does not grow, and a kernel that cannot do it gets a report instead of an error."""
+"""models/hugepages.py on this machine's real kernel and glibc: freed heap memory goes back to the
+system, the resident heap becomes huge pages without growing, and a kernel that cannot do it gets a
+report instead of an error."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from models import hugepages
-from models.hugepages import collapse_heap
+from models.hugepages import collapse_heap, trim_heap
 
 
 def _heap_kb() -> dict[str, int]:
@@ -53,3 +54,15 @@ def test_a_system_without_transparent_huge_pages_gets_a_reason(
     assert not report.supported and "off" in report.reason and "huge pages not used" in str(report)
     monkeypatch.setattr(hugepages, "_THP", tmp_path / "missing")
     assert "no transparent huge pages" in collapse_heap().reason
+
+
+def test_trim_returns_freed_heap_memory() -> None:
+    keep = [bytes([1]) * (48 << 10) for _ in range(50)]
+    freed = [bytes([2]) * (48 << 10) for _ in range(2000)]  # ~94 MB of heap allocations
+    keep.append(bytes([3]) * (48 << 10))  # allocated after them: the freed ones are not at the top
+    del freed
+    before = _heap_kb()["Rss"]
+    assert trim_heap()
+    after = _heap_kb()["Rss"]
+    assert before - after >= 60 * 1024, (before, after)
+    assert all(len(b) == 48 << 10 for b in keep)
