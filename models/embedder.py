@@ -144,7 +144,8 @@ class MiniLMEmbedder(Embedder):
     Runtime (models/embedder_onnx.py), for documents and queries alike, so there is one vector
     space; `torch` runs sentence-transformers itself. The two give the same vectors (≤ 1e-4), so
     `identity` (and the table name) does not depend on the runtime. When the export or ONNX Runtime
-    fails the embedder logs why, once, and uses PyTorch (`runtime`, `runtime_note`).
+    fails — at load, or later while embedding — the embedder logs why, once, and uses PyTorch from
+    then on (`runtime`, `runtime_note`); the text that hit the failure is embedded again.
     """
 
     name = "minilm-l6-v2"
@@ -153,6 +154,7 @@ class MiniLMEmbedder(Embedder):
     def __init__(self, settings: EmbedderSettings) -> None:
         super().__init__(settings)
         self.runtime_note = ""  # why PyTorch runs although ONNX was asked for
+        self._switch_lock = threading.Lock()
 
     @property
     def runtime(self) -> str:
@@ -216,7 +218,21 @@ class MiniLMEmbedder(Embedder):
         for i, s in enumerate(seqs):
             ids[i, : len(s)] = s
             mask[i, : len(s)] = 1
-        return self._model.encode(ids, mask)
+        model = self._model
+        try:
+            return model.encode(ids, mask)
+        except Exception as exc:  # noqa: BLE001 - ONNX Runtime failed while running: PyTorch from now on
+            if model.name != "onnx":
+                raise
+            return self._switch_to_torch(model, exc).encode(ids, mask)
+
+    def _switch_to_torch(self, failed: SentenceEncoder, exc: Exception) -> SentenceEncoder:
+        with self._switch_lock:
+            if self._model is failed:  # the first thread to see the failure switches; others reuse
+                self.runtime_note = f"ONNX Runtime failed while running ({type(exc).__name__}: {str(exc)[:200]})"
+                log.warning("%s; the sentence embedder runs on PyTorch from now on", self.runtime_note)
+                self._model = TorchEncoder(self._sentence_transformer())
+            return self._model
 
 
 class ClipEmbedder(Embedder):

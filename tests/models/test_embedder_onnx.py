@@ -218,3 +218,29 @@ def test_an_interrupted_write_leaves_the_previous_file_and_no_temp(tmp_path) -> 
     assert [p.name for p in tmp_path.iterdir()] == ["x.onnx"]
     _write_atomic(tmp_path / "new.onnx", lambda tmp: tmp.write_bytes(b"whole"))
     assert (tmp_path / "new.onnx").read_bytes() == b"whole" and len(list(tmp_path.iterdir())) == 2
+
+
+class _FailingSession:
+    """An ONNX Runtime session that fails while running (as on an allocation failure)."""
+
+    def run(self, *args: object, **kwargs: object) -> object:
+        from onnxruntime.capi.onnxruntime_pybind11_state import RuntimeException
+
+        raise RuntimeException("simulated: failed to allocate memory")
+
+
+def test_onnx_failing_while_running_switches_to_pytorch_for_good(torch_minilm, caplog) -> None:
+    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
+    emb.warm_up()
+    assert emb.runtime == "onnx"
+    emb._model.session = emb._model._batch = _FailingSession()
+    texts = ["Who wrote the declaration of independence?", "The capital of Australia is Canberra."]
+    with caplog.at_level(logging.WARNING, logger="models.embedder"):
+        query = emb.embed_query(texts[0])  # the failing call is answered, by PyTorch
+        docs = emb.embed_documents(texts)
+    assert emb.runtime == "torch" and "failed while running" in emb.runtime_note
+    assert "RuntimeException" in emb.runtime_note
+    assert sum("runs on PyTorch from now on" in r.getMessage() for r in caplog.records) == 1
+    np.testing.assert_allclose(query, torch_minilm.embed_query(texts[0]), atol=1e-5)
+    np.testing.assert_allclose(docs, torch_minilm.embed_documents(texts), atol=1e-5)
+    assert emb.identity == torch_minilm.identity  # the same table: vectors of one space
