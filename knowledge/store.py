@@ -353,7 +353,9 @@ class ChunkStore:
     def clear(self) -> None:
         """Drop the chunks and the manifest of this embedder (for --rebuild)."""
         with self._write_lock:
+            # the new table counts its versions afresh: nothing read from the old one may be reused
             self._facts_of = None
+            self._vectors = VectorCache(_HIT_COLUMNS)
             self._guard(lambda: self._db.drop_table(self.name, ignore_missing=True), "drop the chunks table")
             self._table = self._guard(self._open_table, "create the chunks table")
             self._guard(self.manifest.clear, "reset the files manifest")

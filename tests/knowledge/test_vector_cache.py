@@ -212,3 +212,22 @@ def test_after_clear_the_full_text_scores_read_the_new_table(filled) -> None:
     store.clear()  # --rebuild: a new, empty table without indexes
     assert store.fts_scores("version part", ids) == {}
     assert store.search(queries[6], 5) == []
+
+
+def test_a_rebuilt_table_reaching_the_old_version_number_is_read_afresh(tmp_path: Path) -> None:
+    """clear() makes a new table whose versions count from 1 again: a snapshot of the old table
+    must not be taken for the new one when the numbers meet."""
+    rng = np.random.default_rng(3)
+    store = _open(tmp_path / "db")
+    q = _unit(rng, 1)[0]
+    for f in range(3):
+        store.replace_files({f"old{f}.txt": (_chunks(f"old{f}.txt", 2, 1), np.tile(q, (2, 1)))})
+    old_version = int(store.table.version)
+    assert {h.source_path for h in store.search(q, 6)} == {"old0.txt", "old1.txt", "old2.txt"}
+    store.clear()
+    f = 0
+    while int(store.table.version) < old_version:
+        store.replace_files({f"new{f}.txt": (_chunks(f"new{f}.txt", 2, 1), np.tile(q, (2, 1)))})
+        f += 1
+    assert int(store.table.version) == old_version
+    assert all(h.source_path.startswith("new") for h in store.search(q, 6))
