@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,28 @@ def _library_before_the_crash(cfg, tmp_path, minilm):
     return a, store
 
 
+@dataclass
+class _Crash:
+    """An app with a library, and an ingest of a second folder whose child got a signal."""
+
+    assistant: Assistant
+    store: object
+    count_before: int
+    folder: Path
+    files: list[str]  # what the child reported reading, "!killed" where the signal was sent
+    error: IngestProcessError
+
+
+def _ingest_killed_at_second_file(hark_config, tmp_path, minilm, sig: signal.Signals) -> _Crash:
+    a, store = _library_before_the_crash(_config(hark_config), tmp_path, minilm)
+    before = store.count()
+    lib = _library(tmp_path / "lib")
+    files: list[str] = []
+    with pytest.raises(IngestProcessError) as err:
+        a.ingest([lib], progress=_kill_at_second_file(sig, files))
+    return _Crash(a, store, before, lib, files, err.value)
+
+
 def _intact(a, store, minilm, count_before: int) -> None:
     assert store.count() >= count_before
     _consistent(store)
@@ -150,19 +173,14 @@ def _intact(a, store, minilm, count_before: int) -> None:
 
 @pytest.mark.slow
 def test_a_child_killed_mid_run_leaves_the_library_intact_and_a_retry_finishes(hark_config, tmp_path, minilm):
-    cfg = _config(hark_config)
-    a, store = _library_before_the_crash(cfg, tmp_path, minilm)
-    before = store.count()
-    lib = _library(tmp_path / "lib")
-    files: list[str] = []
-    with pytest.raises(IngestProcessError) as err:
-        a.ingest([lib], progress=_kill_at_second_file(signal.SIGKILL, files))
+    crash = _ingest_killed_at_second_file(hark_config, tmp_path, minilm, signal.SIGKILL)
+    a, store, before, lib = crash.assistant, crash.store, crash.count_before, crash.folder
 
-    assert "!killed" in files
-    msg = err.value.message
+    assert "!killed" in crash.files
+    msg = crash.error.message
     assert "SIGKILL" in msg and "out of memory" in msg and "intact" in msg, msg
     assert any(f"while reading {name!r}" in msg for name in LIBRARY), msg
-    assert err.value.hint
+    assert crash.error.hint
     assert not _children(os.getpid())
     _intact(a, store, minilm, before)
     # the app goes on: the same Assistant indexes the folder on the next try
@@ -175,15 +193,10 @@ def test_a_child_killed_mid_run_leaves_the_library_intact_and_a_retry_finishes(h
 
 
 def test_a_segfaulting_reader_is_reported_not_fatal(hark_config, tmp_path, minilm):
-    cfg = _config(hark_config)
-    a, store = _library_before_the_crash(cfg, tmp_path, minilm)
-    before = store.count()
-    lib = _library(tmp_path / "lib")
-    files: list[str] = []
-    with pytest.raises(IngestProcessError) as err:
-        a.ingest([lib], progress=_kill_at_second_file(signal.SIGSEGV, files))
-    assert "SIGSEGV" in err.value.message and "document reader" in err.value.message, err.value.message
-    _intact(a, store, minilm, before)
+    crash = _ingest_killed_at_second_file(hark_config, tmp_path, minilm, signal.SIGSEGV)
+    msg = crash.error.message
+    assert "SIGSEGV" in msg and "document reader" in msg, msg
+    _intact(crash.assistant, crash.store, minilm, crash.count_before)
 
 
 def test_a_failure_inside_the_child_comes_back_as_its_message(hark_config, tmp_path, minilm):
