@@ -2,11 +2,10 @@
 matrix-vector product).
 
 numpy ships OpenBLAS, whose worker threads busy-wait after every call instead of sleeping (they do
-not read OMP_WAIT_POLICY). In a turn that steals the second core from the next stage: measured
-here, an in-memory search through two BLAS threads made the intent classifier and the query
-embedding of the same turn 3–5× slower (idle-looking turns with one core pinned by
-`blas_thread_server`). These products gain nothing from a second thread; after torch has run,
-a multithreaded 50 × 50 Gram matrix even took 30–50 ms instead of 0.05 ms on a loaded machine.
+not read OMP_WAIT_POLICY). In a turn that steals a core from the next stage: an in-memory search
+through two BLAS threads makes the intent classifier and the query embedding of the same turn
+several times slower (one core pinned by `blas_thread_server`). These small products gain nothing
+from a second thread.
 `models.runtime_env` also sets OPENBLAS_NUM_THREADS=1 for Hark's own processes; this guard covers
 every other caller of the library.
 """

@@ -4,7 +4,7 @@
     tbl.search(qvec).distance_type("cosine").limit(50).rerank(reranker, query_string=q).to_arrow()
     tbl.search(query_type="hybrid").vector(qvec).text(q).limit(50).rerank(reranker).to_arrow()
 
-LanceDB's rules (ENVIRONMENT.md trap 5): `rerank_hybrid` must exist even for vector search, the
+LanceDB's rules: `rerank_hybrid` must exist even for vector search, the
 result is a `pa.Table` with a `_relevance_score` column, and the reranker cuts to its own limit
 (`top_k`). The rows must carry their vectors (the default: all columns are selected).
 

@@ -3,7 +3,7 @@
 One entry point, `load_document(path, ocr=...)`. Every format is parsed by unstructured; nothing is
 downloaded at parse time (`offline_nlp` keeps spaCy local, PDFs never use `hi_res`). Bad input raises
 `LoadFailed` (the file is reported as failed with the reason) or `LoadSkipped` (nothing indexable,
-e.g. a scanned PDF without tesseract). See ENVIRONMENT.md traps 1–3.
+e.g. a scanned PDF without tesseract).
 """
 
 from __future__ import annotations

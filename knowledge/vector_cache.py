@@ -1,12 +1,11 @@
 """Exact vector search from an in-memory copy of a table (below the ANN threshold).
 
-LanceDB's exact (flat) search re-reads and scores every vector on each query: ~14 ms at 10k chunks
-here. A snapshot of the table — its vectors as one float32 matrix, and the columns a hit shows
+LanceDB's exact (flat) search re-reads and scores every vector on each query (~14 ms at 10k
+chunks). A snapshot of the table — its vectors as one float32 matrix, and the columns a hit shows
 (chunk id, source, title, text, section, pages, tags) as one Arrow table — answers the same top-k
 with one matrix-vector product (~0.4 ms at 10k × 384) and an Arrow `take`, with no LanceDB call.
-Every call into LanceDB crosses to its event-loop thread; on this 2-core VM such a call costs 4–14 ms
-when that thread has been idle (docs/results.md), so the search path makes as few as it can: one
-version read per search.
+Every call into LanceDB crosses to its event-loop thread, which costs milliseconds when that thread
+has been idle, so the search path makes as few as it can: one version read per search.
 
 Size: at the 20k-chunk threshold the vectors are 20k × 512 × 4 B = 40 MB at most (CLIP) and the
 hit columns ~3 KB per 500-word chunk, ~60 MB; above the threshold the store uses its IVF index and

@@ -4,10 +4,10 @@
 Trim: loading models and reading the library's snapshot leave ~140 MB of freed but still resident
 memory in glibc's heap (measured with CLIP, 10k chunks: VmRSS 1932 → 1790 MB after `malloc_trim`).
 
-Huge pages — why: on a virtual machine that shadows page tables (this one), the first touch of each 4 KB page
+Huge pages — why: on a virtual machine that shadows page tables, the first touch of each 4 KB page
 after the CPU has been idle costs microseconds, and every turn starts idle: the previous answer's
-time to first token is ~200 ms of waiting. A query embedding takes 4–6 ms back to back and 20–54 ms
-after a 0.25 s pause; with the heap in 2 MB pages, 8–12 ms (docs/results.md, "Session 3").
+time to first token is ~200 ms of waiting. With the heap in 2 MB pages a query embedding after an
+idle pause costs about what it costs back to back (docs/results.md, "Process set-up").
 
 What: after the models are loaded (and after each library change), every aligned 2 MB block of the
 `[heap]` that is almost entirely resident gets `MADV_COLLAPSE` (Linux 6.1+): the kernel replaces its

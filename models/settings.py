@@ -85,6 +85,6 @@ class IntentSettings(_Strict):
 
 class RuntimeSettings(_Strict):
     # once the models are loaded (and after each library change), back the resident heap with
-    # transparent huge pages (Linux 6.1+, models/hugepages.py): the embedding and intent stages run
-    # ~2× faster after an idle pause on a virtual machine (docs/results.md, "Session 3")
+    # transparent huge pages (Linux 6.1+, models/hugepages.py): on virtual machines where the first
+    # touch of a page after an idle pause is slow, the embedding and intent stages run faster
     huge_pages: bool = True

@@ -1,7 +1,7 @@
 """Real speech for tests: LibriVox clips from Debian's pocketsphinx-testdata, and espeak-ng speech.
 
 `.ci/install --test` unpacks pocketsphinx-testdata into `$HARK_CACHE/testdata` (default
-~/.cache/hark/testdata). Speech made at test time uses espeak-ng + sox (ENVIRONMENT.md trap 12).
+~/.cache/hark/testdata). Speech made at test time uses espeak-ng + sox.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Push-to-talk in the terminal: record from the microphone between two presses of Enter, and play
-spoken answers. sounddevice (PortAudio) is imported only when used (ENVIRONMENT.md trap 9).
+spoken answers. sounddevice (PortAudio) is imported only when used.
 
 Without PortAudio, without the sounddevice package or without an input device these raise
 `RecorderError` with a clear message, so the chat can say so and fall back to typing.

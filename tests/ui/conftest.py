@@ -62,7 +62,7 @@ def free_port() -> int:
 
 
 def speak_to_wav(text: str, out: Path) -> Path:
-    """A spoken question as a 48 kHz mono WAV (ENVIRONMENT.md trap 12: word gaps help tiny.en)."""
+    """A spoken question as a 48 kHz mono WAV (word gaps help tiny.en)."""
     raw = out.with_suffix(".raw.wav")
     subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-g", "6", "-w", str(raw), text], check=True)
     subprocess.run(

@@ -1,7 +1,6 @@
 """The app in a real browser (Debian Chromium, headless, Playwright) against the real app:
 typed and spoken questions, streamed answers with linked sources and the rerank picture,
-uploads, and two people at once. Chromium plays a WAV file as the microphone (ENVIRONMENT.md
-trap 12). One browser for the module; each test opens its own context (its own Gradio session).
+uploads, and two people at once. Chromium plays a WAV file as the microphone. One browser for the module; each test opens its own context (its own Gradio session).
 """
 
 from __future__ import annotations
