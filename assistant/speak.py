@@ -1,14 +1,21 @@
-"""Spoken answers: cut streamed text into sentences and speak each one as soon as it is complete.
+"""Spoken answers: cut streamed text into pieces and speak each one as soon as it is complete.
 
-`SentenceSplitter.feed(chunk)` returns the sentences completed by that chunk, cleaned for speech
-(citation markers like "[1]" and markdown symbols removed); `.flush()` returns the rest at the end.
-A sentence ends at . ! ? (or …) followed by white space, or at a line break; not after
+`SentenceSplitter.feed(chunk)` returns the pieces completed by that chunk, ready for a voice
+(`assistant.speech_text.for_speech`: no citation markers, markdown or URLs; abbreviations, currency,
+years… written out); `.flush()` returns the rest at the end.
+
+The first piece of an answer is its first clause, so speech starts early: it ends at a comma,
+semicolon, colon or dash once it has `min_clause_words` words, or after about `first_clause_words`
+words (at the next word that does not lean on the following one: not "the", "of", a number or an
+abbreviation), or at the end of the first sentence if that comes sooner; a first sentence shorter
+than `min_clause_words` ("Yes.") is followed by another first clause. Later pieces are whole
+sentences: a sentence ends at . ! ? (or …) followed by white space, or at a line break; not after
 abbreviations ("e.g.", "Dr."), initials ("J. Austen"), decimals ("3.5") or list numbers ("1.").
 A boundary is decided only once the character after it has arrived, so the chunking of the stream
 never changes the result.
 
-`speak_stream(tokens, synthesiser)` yields `(sample_rate, int16 samples)` for each sentence while the
-tokens are still arriving: the first sentence is heard before the answer has finished.
+`speak_stream(tokens, synthesiser)` yields `(sample_rate, int16 samples)` for each piece while the
+tokens are still arriving: the first clause is heard before the answer has finished.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
+from assistant.speech_text import citation_span, clean, for_speech
 from models.errors import HarkError
 
 log = logging.getLogger(__name__)
@@ -35,75 +43,100 @@ MAYBE_END = {"etc", "a.m", "p.m", "inc", "ltd", "co", "corp", "u.s", "u.k", "e.u
 
 _TERMINATORS = ".!?…"
 _CLOSERS = "\"')]}”’»*_"
-_CITATION = re.compile(r"\[\^?\d+(?:\s*[,;–-]\s*\^?\d+)*\]")
 _CITATION_PREFIX = re.compile(r"\[\^?[\d,;–\s-]*$")
 _CANDIDATE = re.compile(r"[.!?…]+|\n")
 _SOFT_BREAK = re.compile(r"[,;:]\s|\s[–—-]\s")
-
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MD_LINE_START = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+)", re.MULTILINE)
-_MD_EMPHASIS = re.compile(r"\*{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~|`+")
-_URL = re.compile(r"https?://\S+|www\.\S+")
-_HTML = re.compile(r"<[^>\n]{1,40}>")
+_WORD = re.compile(r"\S+")
+# a first clause cut by word count never ends on one of these ("the notice period of | the …")
+_FUNCTION_WORDS = {
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "but",
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would", "can", "could",
+    "may", "must", "should", "not", "no", "your", "you", "its", "it", "their", "this", "that", "these",
+    "those", "as", "than", "if", "so", "per", "about", "into", "over", "under", "after", "before",
+    "which", "who", "whose", "where", "when", "my", "our", "his", "her", "i", "we", "they", "he", "she",
+}  # fmt: skip
+_NUMBER_WORDS = set(
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty "
+    "sixty seventy eighty ninety hundred thousand million billion half quarter few several many".split()
+)
 
 
 class Synthesises(Protocol):
     def synthesise(self, text: str) -> tuple[int, np.ndarray]: ...
 
 
-def clean_for_speech(text: str) -> str:
-    """Remove what should not be read aloud: citations, markdown, URLs, HTML tags, table bars."""
-    t = _CITATION.sub("", text)
-    t = _MD_LINK.sub(r"\1", t)
-    t = _URL.sub("the link", t)
-    t = _HTML.sub("", t)
-    t = _MD_LINE_START.sub("", t)
-    t = _MD_EMPHASIS.sub("", t)
-    t = t.replace("|", ", ").replace("#", " ")
-    t = re.sub(r"\s+", " ", t).strip()
-    t = re.sub(r"\s+([.,;:!?…])", r"\1", t)
-    t = re.sub(r"^[,;:.\s]+", "", t)
-    t = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", t)
-    return t if any(ch.isalnum() for ch in t) else ""
-
-
 class SentenceSplitter:
-    """Incremental sentence segmentation of a token stream. One per answer (it holds the buffer)."""
+    """Incremental segmentation of a token stream: the first clause, then sentences. One per answer
+    (it holds the buffer)."""
 
-    def __init__(self, max_chars: int = 300) -> None:
+    def __init__(self, max_chars: int = 300, first_clause_words: int = 8, min_clause_words: int = 3) -> None:
         self.max_chars = max_chars
+        self.first_clause_words = first_clause_words  # 0: no early first clause, sentences only
+        self.min_clause_words = min_clause_words
         self._buf = ""
+        self._spoken_words = 0  # words released so far: the first clause ends once there are enough
 
     def feed(self, chunk: str) -> list[str]:
         self._buf += chunk
         out: list[str] = []
         while True:
-            end = self._next_boundary()
+            end, wait_at = self._next_boundary()
+            if self.first_clause_words and self._spoken_words < self.min_clause_words:
+                clause = self._clause_boundary()
+                if clause is not None and (end is None or clause < end) and (wait_at is None or clause <= wait_at):
+                    end = clause
             if end is None:
                 end = self._soft_boundary()
             if end is None:
                 break
-            sentence, self._buf = self._buf[:end], self._buf[end:]
-            cleaned = clean_for_speech(sentence)
-            if cleaned:
-                out.append(cleaned)
+            piece, self._buf = self._buf[:end], self._buf[end:]
+            spoken = for_speech(piece)
+            if spoken:
+                out.append(spoken)
+                self._spoken_words += len(spoken.split())
         return out
 
     def flush(self) -> list[str]:
         rest, self._buf = self._buf, ""
-        cleaned = clean_for_speech(rest)
-        return [cleaned] if cleaned else []
+        spoken = for_speech(rest)
+        return [spoken] if spoken else []
 
     # --- boundaries ----------------------------------------------------------------------------
-    def _next_boundary(self) -> int | None:
-        """End index of the first complete sentence in the buffer, or None (not yet decidable)."""
+    def _next_boundary(self) -> tuple[int | None, int | None]:
+        """(end index of the first complete sentence, None) when there is one; else (None, the
+        start of the first candidate that cannot be decided yet, or None)."""
         buf = self._buf
         for m in _CANDIDATE.finditer(buf):
             verdict = self._judge(buf, m.start(), m.end())
             if verdict == "wait":
-                return None
+                return None, m.start()
             if verdict is not None:
-                return verdict
+                return int(verdict), None
+        return None, None
+
+    def _clause_boundary(self) -> int | None:
+        """End of the first clause: after a word that ends in , ; : (or a dash) once there are
+        `min_clause_words` words, or after `first_clause_words` words at a word that does not lean
+        on the next one (not a function word, a number or an abbreviation). Only complete words
+        (white space after them) count, so the result does not depend on the chunking."""
+        buf = self._buf
+        words = 0
+        for m in _WORD.finditer(buf):
+            if m.end() == len(buf):
+                return None  # the word may go on
+            token = m.group()
+            bare = _strip_citations(token).strip(_CLOSERS)
+            if any(ch.isalnum() for ch in bare):
+                words += 1
+            clause_mark = bare[-1:] in (",", ";", ":") or bare in ("–", "—", "-")
+            if clause_mark and words >= self.min_clause_words:
+                return m.end()
+            if words >= self.first_clause_words + 4 or (words >= self.first_clause_words and not _leans(bare)):
+                nxt = len(buf) - len(buf[m.end() :].lstrip())
+                if nxt == len(buf):
+                    return None  # what follows decides: a citation or full stop stays with this word
+                if buf[nxt] not in "[.!?…,;:":
+                    return m.end()
         return None
 
     def _judge(self, buf: str, start: int, end: int) -> int | str | None:
@@ -115,9 +148,9 @@ class SentenceSplitter:
             if k < len(buf) and buf[k] in _CLOSERS:
                 k += 1
                 continue
-            m = _CITATION.match(buf, k)
-            if m:
-                k = m.end()
+            cited = citation_span(buf, k)
+            if cited is not None:
+                k = cited
                 continue
             break
         if k == len(buf) or _CITATION_PREFIX.fullmatch(buf, k):
@@ -146,7 +179,7 @@ class SentenceSplitter:
             return False
         if len(word) == 1 and word.isalpha() and word.isupper():
             return False  # an initial: "J. Austen"
-        if word.isdigit() and not clean_for_speech(buf[:start]).strip(" .0123456789"):
+        if word.isdigit() and not clean(buf[:start]).strip(" .0123456789"):
             return False  # a list number "1." (nothing but the number so far)
         return True
 
@@ -164,6 +197,28 @@ class SentenceSplitter:
             return breaks[-1]
         space = window.rfind(" ")
         return space + 1 if space > 0 else self.max_chars
+
+
+def _strip_citations(token: str) -> str:
+    out, i = [], 0
+    while i < len(token):
+        end = citation_span(token, i)
+        if end is None:
+            out.append(token[i])
+            i += 1
+        else:
+            i = end
+    return "".join(out)
+
+
+def _leans(word: str) -> bool:
+    """A word that leans on the next one: a clause cut right after it would sound broken."""
+    low = word.lower().rstrip(".,;:!?")
+    if low in _FUNCTION_WORDS or low in NEVER_END or low in MAYBE_END:
+        return True
+    if low in _NUMBER_WORDS or any(ch.isdigit() for ch in low):  # "3.5 | months", "three | days"
+        return True
+    return word.endswith(".") and len(word) <= 3  # "J." "Dr." "No."
 
 
 def _next_visible(buf: str, k: int) -> str | None:

@@ -1,4 +1,5 @@
-"""assistant/speak.py: sentences from a token stream, cleaned for speech, spoken as they complete."""
+"""assistant/speak.py: the first clause, then sentences, from a token stream, ready for a voice and
+spoken as they complete."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from assistant.speak import SentenceSplitter, clean_for_speech, speak_stream
+from assistant.speak import SentenceSplitter, speak_stream
+from assistant.speech_text import clean as clean_for_speech
 from models.settings import TTSSettings
 from models.tts import Synthesiser
 
@@ -21,44 +23,101 @@ ANSWER = (
     "J. R. R. Tolkien wrote at 3 p.m. on Mondays [3][4]. Done"
 )
 EXPECTED = [
-    "Answer: Dr. Smith says the notice period is 3.5 months.",
-    "It starts on the first day, e.g. the 1st of May.",
+    "Answer: Doctor Smith says the notice period is 3.5 months.",
+    "It starts on the first day, for example, the 1st of May.",
     "Is that clear?",
     "Yes!",
     "Pay the rent by the 5th.",
     "Keep the receipts",
     "First step",
     "Second step",
-    "See the lease or the link for more, etc.",
+    "See the lease or the link for more, et cetera.",
     "The end...",
-    "J. R. R. Tolkien wrote at 3 p.m. on Mondays.",
+    "J R R Tolkien wrote at 3 p.m. on Mondays.",
     "Done",
+]
+CLAUSES = (
+    "According to the tenancy handbook [1], the landlord returns the deposit within thirty days, "
+    "minus any repairs. You must give notice in writing, and keep a copy; the landlord confirms it."
+)
+CLAUSES_EXPECTED = [
+    "According to the tenancy handbook,",
+    "the landlord returns the deposit within thirty days, minus any repairs.",
+    "You must give notice in writing, and keep a copy; the landlord confirms it.",
 ]
 
 
-def _split(chunks: list[str]) -> list[str]:
-    s = SentenceSplitter()
+def _split(chunks: list[str], first_clause_words: int = 8) -> list[str]:
+    s = SentenceSplitter(first_clause_words=first_clause_words)
     out = [sentence for c in chunks for sentence in s.feed(c)]
     return out + s.flush()
 
 
+def _sentences(chunks: list[str]) -> list[str]:
+    return _split(chunks, first_clause_words=0)
+
+
 def test_whole_text():
     assert _split([ANSWER]) == EXPECTED
+    assert _split([CLAUSES]) == CLAUSES_EXPECTED
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_chunk_boundaries_anywhere_give_the_same_sentences(seed):
+def test_chunk_boundaries_anywhere_give_the_same_pieces(seed):
     rng = random.Random(seed)
-    chunks, i = [], 0
-    while i < len(ANSWER):
-        n = rng.choice([1, 1, 2, 3, 5, 8, 13])
-        chunks.append(ANSWER[i : i + n])
-        i += n
-    assert _split(chunks) == EXPECTED
+    for text, expected in ((ANSWER, EXPECTED), (CLAUSES, CLAUSES_EXPECTED)):
+        chunks, i = [], 0
+        while i < len(text):
+            n = rng.choice([1, 1, 2, 3, 5, 8, 13])
+            chunks.append(text[i : i + n])
+            i += n
+        assert _split(chunks) == expected
 
 
 def test_one_character_at_a_time():
     assert _split(list(ANSWER)) == EXPECTED
+    assert _split(list(CLAUSES)) == CLAUSES_EXPECTED
+
+
+def test_speech_starts_at_the_first_clause():
+    s = SentenceSplitter()
+    assert s.feed("Yes, the notice period") == []  # "Yes," is one word: too short to be a clause
+    assert s.feed(" is three months, and") == ["Yes, the notice period is three months,"]
+    assert s.feed(" it starts on the first day, so") == []  # later pieces are whole sentences
+    assert s.feed(" plan ahead. ") == ["and it starts on the first day, so plan ahead."]
+
+
+def test_a_first_clause_without_punctuation_ends_after_about_eight_words():
+    # never right after a word that leans on the next one: "the", "of", a number, "Dr."
+    assert _split(["The deposit is returned within thirty days after the keys are handed back to you."]) == [
+        "The deposit is returned within thirty days after the keys",
+        "are handed back to you.",
+    ]
+    assert _split(["Tenants in the building on the corner of the street pay 950 euros in rent."]) == [
+        "Tenants in the building on the corner of the street",
+        "pay 950 euros in rent.",
+    ]
+    # a citation or full stop right after the eighth word stays with it
+    assert _split(["The deposit is returned within thirty full days [2]. Then more."]) == [
+        "The deposit is returned within thirty full days.",
+        "Then more.",
+    ]
+
+
+def test_a_short_first_sentence_is_followed_by_a_first_clause():
+    assert _split(["Yes. The deposit comes back within thirty days, minus repairs. Keep it."]) == [
+        "Yes.",
+        "The deposit comes back within thirty days,",
+        "minus repairs.",
+        "Keep it.",
+    ]
+
+
+def test_sentences_only_when_the_first_clause_is_off():
+    s = SentenceSplitter(first_clause_words=0)
+    assert s.feed(CLAUSES) == [
+        "According to the tenancy handbook, the landlord returns the deposit within thirty days, minus any repairs."
+    ]
 
 
 def test_a_sentence_is_released_only_when_the_next_character_arrives():
@@ -82,20 +141,20 @@ def test_citations_and_markdown_are_never_spoken():
 
 
 def test_abbreviation_before_capital_ends_a_sentence_only_when_it_must():
-    assert _split(["Bring pens, paper, etc. The exam starts at nine."]) == [
-        "Bring pens, paper, etc.",
+    assert _sentences(["Bring pens, paper, etc. The exam starts at nine."]) == [
+        "Bring pens, paper, et cetera.",
         "The exam starts at nine.",
     ]
-    assert _split(["Cats, dogs etc. are allowed."]) == ["Cats, dogs etc. are allowed."]
-    assert _split(["Mr. and Mrs. Dashwood vs. the Ferrars, cf. chapter 2."]) == [
-        "Mr. and Mrs. Dashwood vs. the Ferrars, cf. chapter 2."
+    assert _sentences(["Cats, dogs etc. are allowed."]) == ["Cats, dogs et cetera are allowed."]
+    assert _sentences(["Mr. and Mrs. Dashwood vs. the Ferrars, cf. chapter 2."]) == [
+        "Mister and Missus Dashwood versus the Ferrars, compare chapter 2."
     ]
 
 
 def test_a_long_run_without_full_stop_is_cut_at_a_comma():
     clause = "the landlord may keep part of the deposit for damage beyond normal wear"
     text = ", ".join([clause] * 8) + "."
-    out = _split([text])
+    out = _sentences([text])
     assert len(out) >= 2
     assert all(len(s) <= 300 for s in out)
     assert " ".join(out).replace(",", "").split() == text.replace(",", "").split()
