@@ -44,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("transcribe", parents=[common], help="speech to text for one audio file")
     s.add_argument("audio")
 
+    s = sub.add_parser("speak", parents=[common], help="say a text with Hark's voice")
+    s.add_argument("text")
+    s.add_argument("--out", default=None, metavar="FILE.wav", help="write a WAV file (default: play it)")
+    s.add_argument("--language", default=None, help="language of the text, e.g. de (default: the voice's)")
+
     s = sub.add_parser("eval", parents=[common], help="evaluations")
     ev = s.add_subparsers(dest="what", metavar="WHAT", required=True)
     r = ev.add_parser("retrieval", parents=[common], help="BEIR-layout retrieval evaluation")
@@ -96,6 +101,10 @@ def _run(args: argparse.Namespace) -> int:
         from models.speech import transcribe_command
 
         return transcribe_command(cfg.speech, Path(args.audio))
+    if cmd == "speak":
+        from ui.speak_command import speak_command
+
+        return speak_command(cfg.tts, args.text, Path(args.out) if args.out else None, args.language)
     if cmd == "eval" and args.what == "retrieval":
         from knowledge.evaluate import eval_retrieval_command
 
