@@ -26,6 +26,7 @@ from typing import Any
 
 from assistant.config import LLMSettings, PromptSettings
 from assistant.events import NOT_KNOWN, Answer, Notice, Restart, Token
+from assistant.evidence import Evidence
 from assistant.grounding import (
     CitationRewriter,
     has_evidence,
@@ -40,6 +41,8 @@ from knowledge.types import Hit
 from models.errors import HarkError
 
 log = logging.getLogger(__name__)
+
+STOPPED = "Stopped. That's what I had so far."
 
 _REASONS = {
     "auth": "its key was refused",
@@ -196,6 +199,57 @@ class Answerer:
         trace.setdefault("provider", provider)
         trace["total_ms"] = _ms(t0)
         return TracedAnswer(NOT_KNOWN, provider, [], not_known=True, trace=trace)
+
+
+def answer_turn(
+    answerer: Answerer | None,
+    question: str,
+    evidence: Evidence,
+    history: str,
+    *,
+    profile: str,
+    reasoning: str,
+    cancel: threading.Event,
+    unavailable: str = "",
+) -> Iterator[Token | Notice | Answer]:
+    """The answer stage of a turn: `Answerer.stream`, kept whole when it fails or is cancelled.
+
+    Yields what the answerer yields, then exactly one `Answer`: on cancel what was said so far
+    (after a `STOPPED` notice); when the stream breaks, what was said with a notice saying so.
+    `answerer` None: it could not be built (`unavailable` says why) or the turn was cancelled.
+    """
+    said: list[str] = []
+    final: Answer | None = None
+    if answerer is None and not cancel.is_set():
+        yield Notice(f"Answers can't be written right now ({unavailable}).", "error")
+    elif answerer is not None:
+        try:
+            for item in answerer.stream(question, evidence.hits, history, profile=profile, reasoning=reasoning,
+                                        relevant=evidence.relevant, cancel=cancel):  # fmt: skip
+                if isinstance(item, Answer):
+                    final = item
+                    continue
+                if isinstance(item, Token):
+                    said.append(item.text)
+                elif isinstance(item, Restart):  # the partial answer is void
+                    said.clear()
+                yield item
+                if cancel.is_set():
+                    break
+        except Exception as exc:  # noqa: BLE001 - keep what was said, say what failed
+            log.exception("the answer stream failed")
+            yield Notice(f"The answer could not be completed ({type(exc).__name__}).", "error")
+    if cancel.is_set():
+        yield Notice(STOPPED)
+        if final is None:
+            yield Answer(text="".join(said), provider="cancelled")
+        else:  # the answerer's trace (attempts, timings) stays with what was said
+            yield TracedAnswer("".join(said), final.provider, final.cited, trace=getattr(final, "trace", {}))
+        return
+    if final is None:
+        text = "".join(said).strip()
+        final = Answer(text=text or NOT_KNOWN, provider="none", not_known=not text)
+    yield final
 
 
 class _MarkerGate:

@@ -20,6 +20,7 @@ import numpy as np
 from assistant.components import Components
 from assistant.config import HarkConfig
 from assistant.events import AudioInput, Event
+from assistant.llm.base import Message
 from assistant.memory import Exchange
 from assistant.session import Session
 from assistant.turn import Turn
@@ -70,12 +71,10 @@ class Assistant:
         A part that fails to load raises HarkError saying what to do. Safe to call repeatedly and
         from several threads.
         """
-        wanted = [self.parts.embedder, self.parts.store, self.parts.retriever, self.parts.classifier]
-        wanted += [self.parts.chain, self.parts.answerer, self.parts.persona]
-        if speech:
-            wanted.append(self.parts.transcriber)
-        if tts and self.cfg.tts.enabled:
-            wanted.append(self.parts.synthesiser)
+        p = self.parts
+        skip = {p.websearch} | ({p.transcriber} if not speech else set())
+        skip |= {p.synthesiser} if not (tts and self.cfg.tts.enabled) else set()
+        wanted = [part for part in p.all if part not in skip]
         with self._warm_lock:
             for part in wanted:
                 try:
@@ -110,8 +109,8 @@ class Assistant:
         convo = "\n".join(f"User: {ex.user}\nAssistant: {ex.assistant}" for ex in exchanges)
         earlier = f"Earlier summary: {previous}\n\n" if previous else ""
         messages = [
-            {"role": "system", "content": _SUMMARY_SYSTEM},
-            {"role": "user", "content": f"{earlier}Conversation:\n{convo[-6000:]}"},
+            Message("system", _SUMMARY_SYSTEM),
+            Message("user", f"{earlier}Conversation:\n{convo[-6000:]}"),
         ]
         return self.parts.complete(messages, max_tokens=200)
 
@@ -147,22 +146,9 @@ class Assistant:
             "providers": providers,
             "web_search": bool(web is not None and web.configured),
             "models_loaded": self.parts.loaded(),
-            "errors": {p.name: p.error for p in self._all_parts() if p.error},
+            "errors": self.parts.errors(),
             "chunks": chunks,
         }
-
-    def _all_parts(self) -> list[Any]:
-        p = self.parts
-        return [
-            p.embedder,
-            p.store,
-            p.retriever,
-            p.classifier,
-            p.transcriber,
-            p.synthesiser,
-            p.chain,
-            p.answerer,
-        ]
 
     # ---- the library ------------------------------------------------------------------------------
     def ingest(self, paths: list[Path], progress: Callable[[float, str], None] | None = None) -> Any:

@@ -2,6 +2,7 @@
 
 Every part is built at most once, on first use or in `warm_up()`, under its own lock, and then
 shared by every session. A part can be injected (tests, the app) instead of built from the config.
+`Components.all` lists the parts once, in the order they are built.
 """
 
 from __future__ import annotations
@@ -9,23 +10,37 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assistant.config import HarkConfig
+from assistant.llm.base import Message
 from assistant.persona import Persona
-from assistant.prefetch import Prefetcher
+from assistant.prefetch import DocumentSearch, Prefetcher
 from assistant.trace import TraceLog
 from assistant.websearch import WebSearch
+
+if TYPE_CHECKING:
+    from assistant.answer import Answerer
+    from assistant.llm.chain import LLMChain
+    from knowledge.retrieve import Retriever
+    from knowledge.store import ChunkStore
+    from models.embedder import Embedder
+    from models.intent import IntentClassifier
+    from models.speech import Transcriber
+    from models.tts import Synthesiser
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 class Lazy(Generic[T]):
-    """A value built once by `factory`, thread-safe. A failed build is retried on the next call."""
+    """A value built once by `factory`, thread-safe. A failed build is retried on the next call.
 
-    def __init__(self, name: str, factory: Callable[[], T], value: T | None = None) -> None:
+    `model`: a model or store held in memory (listed in the status as loaded or not)."""
+
+    def __init__(self, name: str, factory: Callable[[], T], value: T | None = None, *, model: bool = False) -> None:
         self.name = name
+        self.model = model
         self._factory = factory
         self._value = value
         self._lock = threading.Lock()
@@ -78,44 +93,60 @@ class Components:
         persona: Persona | None = None,
     ) -> None:
         self.cfg = cfg
-        self.embedder = Lazy("embedder", self._make_embedder, embedder)
-        self.store = Lazy("document store", self._make_store, store)
-        self.retriever = Lazy("retriever", self._make_retriever)
-        self.classifier = Lazy("intent classifier", self._make_classifier, classifier)
-        self.transcriber = Lazy("speech recogniser", self._make_transcriber, transcriber)
-        self.synthesiser = Lazy("speech synthesiser", self._make_synthesiser, synthesiser)
-        self.chain = Lazy("LLM chain", self._make_chain, chain)
-        self.answerer = Lazy("answerer", self._make_answerer, answerer)
-        self.websearch = Lazy("web search", lambda: WebSearch(cfg.websearch), websearch)
-        self.persona = Lazy("persona", Persona, persona)
+        self.embedder: Lazy[Embedder] = Lazy("embedder", self._make_embedder, embedder, model=True)
+        self.store: Lazy[ChunkStore] = Lazy("document store", self._make_store, store, model=True)
+        self.retriever: Lazy[Retriever] = Lazy("retriever", self._make_retriever)
+        self.classifier: Lazy[IntentClassifier] = Lazy(
+            "intent classifier", self._make_classifier, classifier, model=True
+        )
+        self.chain: Lazy[LLMChain] = Lazy("LLM chain", self._make_chain, chain, model=True)
+        self.answerer: Lazy[Answerer] = Lazy("answerer", self._make_answerer, answerer)
+        self.persona: Lazy[Persona] = Lazy("persona", Persona, persona)
+        self.transcriber: Lazy[Transcriber] = Lazy(
+            "speech recogniser", self._make_transcriber, transcriber, model=True
+        )
+        self.synthesiser: Lazy[Synthesiser] = Lazy(
+            "speech synthesiser", self._make_synthesiser, synthesiser, model=True
+        )
+        self.websearch: Lazy[WebSearch] = Lazy("web search", lambda: WebSearch(cfg.websearch), websearch)
         self.trace = TraceLog(cfg.path(cfg.trace.path))
         self.prefetcher = Prefetcher()  # document searches started beside the intent classifier
 
+    @property
+    def all(self) -> tuple[Lazy[Any], ...]:
+        """Every part, in build order (`warm_up` builds them in this order)."""
+        return (self.embedder, self.store, self.retriever, self.classifier, self.chain, self.answerer,
+                self.persona, self.transcriber, self.synthesiser, self.websearch)  # fmt: skip
+
+    def document_search(self, ahead: str | None = None) -> DocumentSearch:
+        """One turn's library search, searching for `ahead` already (None: no prefetch)."""
+        return DocumentSearch(self.retriever, self.prefetcher, ahead)
+
     # ---- factories (imports are lazy: torch, lancedb, faster-whisper load only when needed) ------
-    def _make_embedder(self) -> Any:
+    def _make_embedder(self) -> Embedder:
         from models.embedder import load_embedder
 
         return load_embedder(self.cfg.embedder)
 
-    def _make_store(self) -> Any:
+    def _make_store(self) -> ChunkStore:
         from knowledge.store import ChunkStore
 
         emb = self.embedder.get()
         return ChunkStore.open(self.cfg.lancedb_uri, emb.identity, emb.dim, self.cfg.store)
 
-    def _make_retriever(self) -> Any:
+    def _make_retriever(self) -> Retriever:
         from knowledge.retrieve import Retriever
 
         return Retriever(self.embedder.get(), self.store.get(), self.cfg.retrieval)
 
-    def _make_classifier(self) -> Any:
+    def _make_classifier(self) -> IntentClassifier:
         from models.intent import IntentClassifier
 
         clf = IntentClassifier(self.cfg.intent, self.cfg.base_dir)
         clf.warm_up()
         return clf
 
-    def _make_transcriber(self) -> Any:
+    def _make_transcriber(self) -> Transcriber:
         from models.speech import Transcriber
 
         tr = Transcriber(self.cfg.speech)
@@ -123,7 +154,7 @@ class Components:
             tr.warm_up()
         return tr
 
-    def _make_synthesiser(self) -> Any:
+    def _make_synthesiser(self) -> Synthesiser:
         from models.tts import Synthesiser
 
         synth = Synthesiser(self.cfg.tts)
@@ -131,14 +162,14 @@ class Components:
             synth.warm_up()
         return synth
 
-    def _make_chain(self) -> Any:
+    def _make_chain(self) -> LLMChain:
         from assistant.llm.chain import LLMChain
 
         chain = LLMChain(self.cfg.llm)
         chain.warm_up()  # SDK imports and clients now, not inside the first answer's first-token clock
         return chain
 
-    def _make_answerer(self) -> Any:
+    def _make_answerer(self) -> Answerer:
         from assistant.answer import Answerer
 
         emb = self.embedder.get_or_none()  # the extractive answerer ranks sentences with it
@@ -159,19 +190,18 @@ class Components:
         except Exception:  # noqa: BLE001 - no chain → no LLM
             return False
 
-    def complete(self, messages: list[dict[str, str]], max_tokens: int = 256) -> str | None:
+    def complete(self, messages: list[Message], max_tokens: int = 256) -> str | None:
         """One short LLM completion (rewrite, summary, meta), or None when no provider answers."""
         if not self.llm_available():
             return None
-        from assistant.llm.base import Message
-
-        chain = self.chain.get()
-        msgs = [Message(m["role"], m["content"]) for m in messages]  # type: ignore[arg-type]
         # a helper call (rewrite, summary, meta) must not hold a turn as long as an answer may
-        return chain.complete(
-            msgs, max_tokens=max_tokens, timeout=min(self.cfg.llm.first_token_timeout, 10.0)
-        )
+        timeout = min(self.cfg.llm.first_token_timeout, 10.0)
+        return self.chain.get().complete(messages, max_tokens=max_tokens, timeout=timeout)
 
     def loaded(self) -> dict[str, bool]:
-        parts = (self.embedder, self.store, self.classifier, self.transcriber, self.synthesiser, self.chain)
-        return {p.name: p.loaded for p in parts}
+        """Which models (and the store) are in memory."""
+        return {p.name: p.loaded for p in self.all if p.model}
+
+    def errors(self) -> dict[str, str]:
+        """Why each part that failed to build did."""
+        return {p.name: p.error for p in self.all if p.error}

@@ -56,8 +56,12 @@ class PromptSettings(_Strict):
     block_chars: int = Field(2500, ge=200)  # each block's text is cut to this many characters
 
 
+# the memory strategies (assistant/memory.py); the app, the terminal and the memory read this one list
+MemoryStrategy = Literal["window", "buffer", "summary", "none"]
+
+
 class MemorySettings(_Strict):
-    strategy: Literal["window", "buffer", "summary", "none"] = "window"
+    strategy: MemoryStrategy = "window"
     window_exchanges: int = Field(10, ge=1)
     history_token_budget: int = Field(1500, ge=100)
 

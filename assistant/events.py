@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from knowledge.types import Hit
+from knowledge.types import Hit, Retrieval
 
 NOT_KNOWN = "I'm sorry, that information is not known to me."
 
@@ -41,9 +41,19 @@ class Rewritten:
 
 @dataclass
 class Sources:
-    hits: list[Hit]
-    candidates: list[Hit] = field(default_factory=list)  # the first-stage pool, for the rerank picture
+    """The evidence of the answer that follows: the search's own result, as it gave it."""
+
+    retrieval: Retrieval
     kind: str = "documents"  # documents | web
+
+    @property
+    def hits(self) -> list[Hit]:
+        return self.retrieval.hits
+
+    @property
+    def candidates(self) -> list[Hit]:
+        """The first-stage pool, for the rerank picture (empty for the web)."""
+        return self.retrieval.candidates
 
 
 @dataclass

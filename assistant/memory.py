@@ -24,12 +24,13 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
+
+from assistant.config import MemoryStrategy as Strategy
 
 log = logging.getLogger(__name__)
 
-Strategy = Literal["window", "buffer", "summary", "none"]
-STRATEGIES: tuple[str, ...] = ("window", "buffer", "summary", "none")
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 # Summariser: the exchanges to fold (and the summary so far) → a new summary, or None to fall back.
 Summariser = Callable[[str, list["Exchange"]], "str | None"]
 

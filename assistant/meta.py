@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from assistant.llm.base import Message
 from assistant.memory import ConversationMemory
 
-Complete = Callable[[list[dict[str, str]]], "str | None"]
+Complete = Callable[[list[Message]], "str | None"]
 
 _THANKS = re.compile(r"\b(thanks?|thank you|cheers)\b", re.I)
 _BYE = re.compile(r"\b(bye|goodbye|see you|good night)\b", re.I)
@@ -59,8 +60,8 @@ def meta_reply(text: str, memory: ConversationMemory, complete: Complete | None 
         return f'Your last question was: "{questions[-1]}"', "memory"
     if complete is not None:
         messages = [
-            {"role": "system", "content": META_SYSTEM},
-            {"role": "user", "content": f"Conversation so far:\n{memory.history()}\n\nQuestion: {text}"},
+            Message("system", META_SYSTEM),
+            Message("user", f"Conversation so far:\n{memory.history()}\n\nQuestion: {text}"),
         ]
         try:
             out = complete(messages)

@@ -16,11 +16,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assistant.memory import Exchange
+from assistant.llm.base import Message
+from assistant.memory import ConversationMemory, Exchange
 
 log = logging.getLogger(__name__)
 
-Complete = Callable[[list[dict[str, str]]], "str | None"]
+Complete = Callable[[list[Message]], "str | None"]
+_OWN_WORDS = ("what-about", "continuation")  # follow-ups that name their own subject
 
 _MORE = re.compile(
     r"^(ok(ay)?,?\s+|and\s+|so\s+|please\s+|can you\s+|could you\s+)*"
@@ -93,6 +95,36 @@ class Rewrite:
     @property
     def rewritten(self) -> bool:
         return self.method != "none" and self.query.strip() != self.original.strip()
+
+
+@dataclass(frozen=True)
+class Question:
+    """The rewrite stage's result: what is searched and what is answered, for the question as heard."""
+
+    heard: str
+    query: str  # searched: the standalone query (the heard text unless a follow-up was rewritten)
+    answered: str  # the question the answer is written for
+    rewrite: Rewrite | None = None  # None when rewriting is switched off
+
+    @property
+    def rewritten(self) -> bool:
+        return self.rewrite is not None and self.rewrite.rewritten
+
+
+def ask(text: str, memory: ConversationMemory, rewriter: FollowUpRewriter | None) -> Question:
+    """The `Question` for `text` (`rewriter` None: no rewriting). Never raises."""
+    if rewriter is None:
+        return Question(text, text, text)
+    try:
+        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600))
+    except Exception as exc:  # noqa: BLE001 - keep the question as it is
+        log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
+        rw = Rewrite(text, text, "none")
+    query = rw.query if rw.rewritten else text
+    # the answer is written for the question that carries the content words: the follow-up itself
+    # when it names its subject ("and what about attendance?"), else the standalone query
+    answered = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else query
+    return Question(text, query, answered, rw)
 
 
 def topic_of(question: str) -> str:
@@ -176,11 +208,8 @@ class FollowUpRewriter:
     def _llm(self, question: str, last: Exchange, history: str) -> str | None:
         context = history.strip() or f"User: {last.user}\nAssistant: {last.assistant}"
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {
-                "role": "user",
-                "content": f"Conversation:\n{context[-3000:]}\n\nFollow-up: {question}\nStandalone query:",
-            },
+            Message("system", SYSTEM_PROMPT),
+            Message("user", f"Conversation:\n{context[-3000:]}\n\nFollow-up: {question}\nStandalone query:"),
         ]
         try:
             out = self._complete(messages) if self._complete else None

@@ -7,19 +7,23 @@
 - a `conversation_meta` classification of a question that names neither a participant nor the
   conversation ("How quickly does the support team answer emails?") goes to `rag_search` (source "rules");
 - a follow-up of a document or web question keeps that path (source "follow-up"): the
-  classifier sees "tell me more" or "when did she die?" without their context.
+  classifier sees "tell me more" or "when did she die?" without their context;
+- an unsure `web_search` (`unsure_web`) is answered from the library when the library has relevant
+  evidence (`Route.documents_first()`, source "documents-first"; decided by the turn after searching).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
+
+from models.intent_data import LABELS
 
 log = logging.getLogger(__name__)
 
-LABELS = ("rag_search", "web_search", "greeting", "conversation_meta")
+SEARCHES = ("rag_search", "web_search")  # the paths that answer from evidence
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|hiya|howdy|yo|good (morning|afternoon|evening|night)|thanks?( you)?( so much)?|"
@@ -54,13 +58,33 @@ class Classifier(Protocol):
     def predict(self, text: str) -> Any: ...  # IntentPrediction(label, confidence, scores)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Route:
-    label: str
+    label: str  # rag_search | web_search | greeting | conversation_meta
     confidence: float
-    source: str  # classifier | switch | threshold | rules | follow-up (| documents-first, set by the turn)
+    source: str  # classifier | switch | threshold | rules | follow-up | documents-first
     predicted: str = ""  # what the classifier said (before the switch/threshold)
     scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def searches(self) -> bool:
+        """The path answers from evidence (documents or the web), not with a direct reply."""
+        return self.label in SEARCHES
+
+    def documents_first(self) -> Route:
+        """This route, answered from the library instead of the web (the library had relevant evidence)."""
+        return replace(self, label="rag_search", source="documents-first")
+
+
+def unsure_web(r: Route, text: str, min_confidence: float) -> bool:
+    """A web route the classifier was not sure of, for a question that does not ask for the web itself:
+    the library is searched first."""
+    return (
+        r.label == "web_search"
+        and r.source == "classifier"
+        and r.confidence < min_confidence
+        and not explicit_web(text)
+    )
 
 
 def explicit_web(text: str) -> bool:
@@ -109,9 +133,9 @@ def route(
     if label == "conversation_meta" and not _CONVERSATION_CUE.search(text):
         # "How quickly does the support team answer emails?" is about the documents, not this chat
         label, source = "rag_search", "rules"
-    if follows in ("rag_search", "web_search") and label != follows:
+    if follows in SEARCHES and label != follows:
         label, source = follows, "follow-up"
-    if always_web and label in ("rag_search", "web_search"):
+    if always_web and label in SEARCHES:
         # the switch routes every *question* to the web; greetings and questions about the
         # conversation itself still get their own short answers
         label, source = "web_search", "switch"

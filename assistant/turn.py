@@ -1,12 +1,13 @@
 """One turn of the conversation, as a stream of events (see `Assistant.respond`).
 
-audio → Transcript → persona (refusal / about Hark → Done) → intent → follow-up rewrite →
-rag_search: retrieval → Sources → answer stream | web_search: SerpAPI → Sources(kind="web") →
-answer stream | greeting / conversation_meta: a short direct reply → Done(answer, trace).
+    user input ─hear→ Heard ─persona→ PersonaReply (refusal / about Hark) → Done
+                            └route→ Route ─(greeting / conversation_meta)→ direct reply → Done
+                                          └rewrite→ Question ─evidence→ Evidence ─answer→ Answer → Done
 
-No stage failure ends the turn: it degrades and says so in a Notice. Cancelling stops the answer
-and ends the turn with what was said so far. Memory is updated and one trace line appended at the
-end of every turn, whatever path it took.
+Each stage returns a typed value kept in `TurnState` (state.py); the trace line and the memory
+exchange are built from that state when the turn ends, whatever path it took. No stage failure
+ends the turn: it degrades and says so in a Notice. Cancelling stops the answer and ends the turn
+with what was said so far.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Iterator
-from typing import Any
+from contextlib import nullcontext
 
+from assistant.answer import STOPPED, answer_turn
 from assistant.components import Components
 from assistant.events import (
     NOT_KNOWN,
@@ -27,53 +28,35 @@ from assistant.events import (
     Event,
     IntentEvent,
     Notice,
-    Restart,
     Rewritten,
     Sources,
     Token,
     Transcript,
 )
-from assistant.evidence import Found, search_documents
-from assistant.memory import Exchange
+from assistant.evidence import Evidence, search_web
+from assistant.hear import NotHeard, hear
 from assistant.meta import greeting_reply, meta_reply
-from assistant.prefetch import Prefetch
-from assistant.rewrite import FollowUpRewriter, Rewrite, detect
-from assistant.routing import Route, explicit_web, route
+from assistant.prefetch import DocumentSearch
+from assistant.rewrite import FollowUpRewriter, Question, ask, detect
+from assistant.routing import Route, route, unsure_web
 from assistant.session import Session
-from assistant.trace import hit_scores
-from knowledge.types import Hit
+from assistant.state import TurnState, ms_since
 
 log = logging.getLogger(__name__)
 
-STOPPED = "Stopped. That's what I had so far."
-DIDNT_CATCH = "I didn't catch that. Please try again, or type your question."
-_OWN_WORDS = ("what-about", "continuation")  # follow-ups that name their own subject
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 1)
+EMPTY = "Please type or say a question."
 
 
 class Turn:
-    """The state of one running turn. Use `run()` once."""
+    """One running turn. Use `run()` once."""
 
     def __init__(self, parts: Components, session: Session, cancel: threading.Event) -> None:
         self.parts = parts
         self.cfg = parts.cfg
         self.session = session
         self.cancel = cancel
-        self.timings: dict[str, float] = {}
-        self.notices: list[str] = []
-        self.trace: dict[str, Any] = {"turn_id": uuid.uuid4().hex[:12], "session_id": session.id}
-        self.question = ""
-        self.query = ""
-        self.answer_question = ""
-        self.label = ""
-        self.path = ""  # where the evidence came from: rag_search (library) or web_search
-        self.sources: list[Hit] = []
-        self._prefetch: Prefetch | None = None  # the search for the turn's own words, started early
+        self.state = TurnState(session_id=session.id)
 
-    # ---- the whole turn -----------------------------------------------------------------------
     def run(self, user_input: str | AudioInput) -> Iterator[Event]:
         t0 = time.perf_counter()
         answer: Answer | None = None
@@ -83,311 +66,148 @@ class Turn:
                     answer = event
                     continue
                 if isinstance(event, Notice):
-                    self.notices.append(event.text)
+                    self.state.notices.append(event.text)
                 yield event
         except Exception as exc:  # noqa: BLE001 - a bug in one stage must not end the conversation
             log.exception("turn failed")
             text = f"Something went wrong while answering ({type(exc).__name__}). Please try again."
-            self.notices.append(text)
+            self.state.notices.append(text)
             yield Notice(text, "error")
-        if self._prefetch is not None:  # never used (another path, or a rewritten query)
-            self._prefetch.drop()
         if answer is None:
             answer = Answer(text=NOT_KNOWN, provider="none", not_known=True)
-        self.timings["total"] = _ms(t0)
-        record = self._finish(answer)
-        yield Done(answer=answer, trace=record)
+        self.state.answer_trace = getattr(answer, "trace", None) or {}
+        self.state.timings["total"] = ms_since(t0)
+        yield Done(answer=answer, trace=self._finish(answer))
 
-    def _finish(self, answer: Answer) -> dict[str, Any]:
-        if self.question and self.label == "refusal":
-            # a refused request never goes into a prompt or an LLM summary
-            self.session.memory.note_question(self.question)
-        elif self.question:
-            self.session.remember(
-                Exchange(
-                    user=self.question,
-                    assistant=answer.text,
-                    intent=self.path or self.label,
-                    query=self.query or self.question,
-                    sources=[h.title or h.source_path for h in (answer.cited or self.sources)][:10],
-                )
-            )
-        self.trace.update(
-            question=self.question,
-            query=self.query,
-            provider=answer.provider,
-            not_known=answer.not_known,
-            cancelled=self.cancel.is_set(),
-            answer_chars=len(answer.text),
-            cited=[h.chunk_id for h in answer.cited],
-            timings_ms=self.timings,
-            notices=self.notices,
-            memory=self.session.memory_strategy,
-        )
-        return self.parts.trace.write(self.trace)
+    def _finish(self, answer: Answer) -> dict:
+        st = self.state
+        if st.text and st.intent == "refusal":  # a refused request never goes into a prompt or a summary
+            self.session.memory.note_question(st.text)
+        elif st.text:
+            self.session.remember(st.exchange(answer))
+        record = st.record(answer, cancelled=self.cancel.is_set(), memory=self.session.memory_strategy)
+        return self.parts.trace.write(record)
 
-    # ---- stages -------------------------------------------------------------------------------
+    # ---- the stages, top to bottom ------------------------------------------------------------
     def _stages(self, user_input: str | AudioInput) -> Iterator[Event | Answer]:
-        if isinstance(user_input, AudioInput):
-            self.trace["input"] = "audio"
-            text = yield from self._transcribe(user_input)
-            if text is None:
-                return
-        else:
-            self.trace["input"] = "text"
-            text = str(user_input or "")
-        text = " ".join(text.split())
-        if not text:
-            yield Notice("Please type or say a question.", "warning")
-            yield Answer(text="Please type or say a question.", provider="none")
+        st = self.state
+        st.input = "audio" if isinstance(user_input, AudioInput) else "text"
+        with st.timed("transcribe") if st.input == "audio" else nullcontext():
+            heard = hear(user_input, self.parts.transcriber)
+        if isinstance(heard, NotHeard):
+            st.audio_seconds = heard.audio_seconds
+            yield Notice(heard.message, heard.level)
+            yield Answer(text=heard.message, provider="speech")
             return
-        self.question = text
-
-        t = time.perf_counter()
-        persona = self.parts.persona.get().check(text)
-        self.timings["persona"] = _ms(t)
-        if persona is not None:
-            self.label = "refusal" if persona.kind == "refusal" else "persona"
-            self.trace["intent"] = {
-                "label": self.label,
-                "confidence": 1.0,
-                "source": "persona",
-                "topic": persona.topic,
-            }
-            yield IntentEvent(self.label, 1.0, source="persona")
-            yield Token(persona.text)
-            yield Answer(text=persona.text, provider="persona")
+        st.heard, st.audio_seconds = heard, heard.audio_seconds
+        if heard.input == "audio":
+            yield Transcript(text=heard.text, seconds=heard.seconds)
+        if not heard.text:
+            yield Notice(EMPTY, "warning")
+            yield Answer(text=EMPTY, provider="none")
             return
 
-        if self.cfg.routing.prefetch_search and not self.session.always_web_search:
-            self._prefetch = self.parts.prefetcher.start(self.parts.retriever, text)
-        r = self._route(text)
-        if r.label in ("greeting", "conversation_meta"):
-            yield IntentEvent(r.label, r.confidence, source=r.source)
-            yield from self._direct(text, r.label)
+        with st.timed("persona"):
+            st.persona = self.parts.persona.get().check(heard.text)
+        if st.persona is not None:
+            yield IntentEvent(st.intent, 1.0, source="persona")
+            yield Token(st.persona.text)
+            yield Answer(text=st.persona.text, provider="persona")
             return
 
-        self.query = text
-        rw = self._rewrite(text)
-        if rw.rewritten:
-            self.query = rw.query
-        # the answer is written for the question that carries the content words: the follow-up
-        # itself when it names its subject ("and what about attendance?"), else the standalone query
-        self.answer_question = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else self.query
-        found: Found | None = None
-        if (
-            r.label == "web_search"
-            and r.source == "classifier"
-            and r.confidence < self.cfg.routing.web_min_confidence
-            and not explicit_web(text)
-        ):
+        ahead = heard.text if self.cfg.routing.prefetch_search and not self.session.always_web_search else None
+        with self.parts.document_search(ahead) as search:
+            yield from self._question(heard.text, search)
+
+    def _question(self, text: str, search: DocumentSearch) -> Iterator[Event | Answer]:
+        st = self.state
+        with st.timed("intent"):
+            st.route = self._route(text)
+        if not st.route.searches:  # greeting, conversation_meta: a short reply, no retrieval
+            yield IntentEvent(st.route.label, st.route.confidence, source=st.route.source)
+            yield from self._direct(text, st.route.label)
+            return
+
+        st.question = self._rewrite(text)
+        if unsure_web(st.route, text, self.cfg.routing.web_min_confidence):
             # not sure it is a web question: when the library answers it, answer from the library
-            found = self._search_documents()
-            if found.relevant:
-                r.label, r.source = "rag_search", "documents-first"
-                self.label = r.label
-                self.trace["intent"].update(label=r.label, source=r.source)
-        yield IntentEvent(r.label, r.confidence, source=r.source)
-        if rw.rewritten:
-            yield Rewritten(original=text, query=rw.query)
+            st.documents = self._search_documents(search, st.question.query)
+            if st.documents.relevant:
+                st.route = st.route.documents_first()
+        yield IntentEvent(st.route.label, st.route.confidence, source=st.route.source)
+        if st.question.rewritten:
+            yield Rewritten(original=text, query=st.question.query)
         if self.cancel.is_set():
             yield Notice(STOPPED)
             yield Answer(text="", provider="none")
             return
 
-        evidence: list[Hit] = []
-        relevant = False
-        if r.label == "web_search":
-            evidence, relevant = yield from self._web()
-            self.path = "web_search" if evidence else ""
-        if not evidence:
-            self.path = "rag_search"  # a follow-up of this turn searches the library too
-            evidence, relevant = yield from self._retrieve(found)
-        self.sources = evidence
-        yield from self._answer(evidence, relevant)
+        st.evidence = yield from self._evidence(st.route, st.question, search)
+        yield from self._answer(st.question, st.evidence)
+
+    def _route(self, text: str) -> Route:
+        last = self.session.memory.last
+        inherit = last is not None and self.cfg.routing.follow_ups_inherit and detect(text, last)
+        return route(
+            text,
+            always_web=self.session.always_web_search,
+            classifier=self.parts.classifier.get_or_none(),
+            threshold=self.cfg.routing.confidence_threshold,
+            follows=last.intent if inherit and last is not None else None,
+        )
 
     def _direct(self, text: str, label: str) -> Iterator[Event | Answer]:
-        """Greetings and questions about the conversation: a short reply, no retrieval."""
         if label == "greeting":
             reply, provider = greeting_reply(text), "greeting"
         else:
-            t = time.perf_counter()
-            reply, provider = meta_reply(text, self.session.memory, self._complete_or_none())
-            self.timings["meta"] = _ms(t)
+            with self.state.timed("meta"):
+                complete = self.parts.complete if self.parts.llm_available() else None
+                reply, provider = meta_reply(text, self.session.memory, complete)
         yield Token(reply)
         yield Answer(text=reply, provider=provider)
 
-    def _transcribe(self, audio: AudioInput) -> Iterator[Event | Answer]:
-        from models.errors import HarkError
-
-        t = time.perf_counter()
-        transcriber = self.parts.transcriber.get_or_none()
-        if transcriber is None:
-            msg = f"Speech recognition is unavailable ({self.parts.transcriber.error}). Please type your question."
-            yield Notice(msg, "error")
-            yield Answer(text=msg, provider="speech")
-            return None
-        try:
-            if audio.path:
-                result = transcriber.transcribe(audio.path)
-            else:
-                result = transcriber.transcribe(audio.samples, sample_rate=audio.sample_rate)
-        except HarkError as exc:  # SpeechInputError: empty, silent, too short/long, unreadable
-            self.timings["transcribe"] = _ms(t)
-            msg = exc.message if exc.message.lower().startswith("i didn't catch") else DIDNT_CATCH
-            yield Notice(msg, "warning")
-            yield Answer(text=msg, provider="speech")
-            return None
-        except Exception as exc:  # noqa: BLE001 - a decoder bug is still "didn't catch that"
-            log.warning("transcription failed: %s", type(exc).__name__)
-            self.timings["transcribe"] = _ms(t)
-            yield Notice(DIDNT_CATCH, "warning")
-            yield Answer(text=DIDNT_CATCH, provider="speech")
-            return None
-        self.timings["transcribe"] = _ms(t)
-        self.trace["audio_seconds"] = round(float(getattr(result, "duration", 0.0) or 0.0), 2)
-        text = (result.text or "").strip()
-        if not text:
-            yield Notice(DIDNT_CATCH, "warning")
-            yield Answer(text=DIDNT_CATCH, provider="speech")
-            return None
-        yield Transcript(text=text, seconds=float(result.seconds))
-        return text
-
-    def _route(self, text: str) -> Route:
-        t = time.perf_counter()
-        classifier = self.parts.classifier.get_or_none()
-        last = self.session.memory.last
-        follows = (
-            last.intent
-            if last is not None and self.cfg.routing.follow_ups_inherit and detect(text, last)
-            else None
-        )
-        r = route(
-            text,
-            always_web=self.session.always_web_search,
-            classifier=classifier,
-            threshold=self.cfg.routing.confidence_threshold,
-            follows=follows,
-        )
-        self.timings["intent"] = _ms(t)
-        self.label = r.label
-        self.trace["intent"] = {
-            "label": r.label,
-            "confidence": round(r.confidence, 4),
-            "source": r.source,
-            "predicted": r.predicted,
-        }
-        return r
-
-    def _complete_or_none(self):  # noqa: ANN202 - a callable or None
-        return self.parts.complete if self.parts.llm_available() else None
-
-    def _rewrite(self, text: str) -> Rewrite:
+    def _rewrite(self, text: str) -> Question:
         if not self.cfg.routing.rewrite_follow_ups:
-            return Rewrite(text, text, "none")
-        t = time.perf_counter()
-        memory = self.session.memory
-        rewriter = FollowUpRewriter(self.parts.complete, self.parts.llm_available)
-        try:
-            rw = rewriter.rewrite(text, memory.last, memory.history(budget=600))
-        except Exception as exc:  # noqa: BLE001 - keep the question as it is
-            log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
-            rw = Rewrite(text, text, "none")
-        self.timings["rewrite"] = _ms(t)
-        self.trace["rewrite"] = {
-            "original": rw.original,
-            "query": rw.query,
-            "method": rw.method,
-            "reason": rw.reason,
-        }
-        return rw
+            return ask(text, self.session.memory, None)
+        with self.state.timed("rewrite"):
+            return ask(text, self.session.memory, FollowUpRewriter(self.parts.complete, self.parts.llm_available))
 
-    def _web(self) -> Iterator[Event]:
-        t = time.perf_counter()
-        results = self.parts.websearch.get().search(self.query)
-        self.timings["web"] = _ms(t)
-        self.trace["web"] = {"ok": results.ok, "results": len(results.hits)}
-        for n in results.notices:
-            yield Notice(n, "warning")
-        if not results.hits:
+    def _search_documents(self, search: DocumentSearch, query: str) -> Evidence:
+        with self.state.timed("retrieve"):  # what the turn waited (a prefetch ran beside the intent)
+            return search.find(query)
+
+    def _evidence(self, r: Route, question: Question, search: DocumentSearch) -> Iterator[Event]:
+        """The web's evidence for a web route (when it has any), else the library's."""
+        st = self.state
+        if r.label == "web_search":
+            with st.timed("web"):
+                st.web = search_web(self.parts.websearch.get(), question.query)
+            yield from _notices(st.web)
+            if st.web.retrieval is not None and st.web.hits:
+                yield Sources(st.web.retrieval, kind="web")
+                return st.web
             yield Notice("Answering from your documents instead.")
-            return [], False
-        self.trace["reranked"] = hit_scores(results.hits)
-        yield Sources(hits=results.hits, candidates=[], kind="web")
-        return results.hits, True
+        if st.documents is None:
+            st.documents = self._search_documents(search, question.query)
+        yield from _notices(st.documents)
+        if st.documents.retrieval is not None:
+            yield Sources(st.documents.retrieval, kind="documents")
+        return st.documents
 
-    def _search_documents(self) -> Found:
-        """Retrieval for the current query, without events (failures become messages in the result)."""
+    def _answer(self, question: Question, evidence: Evidence) -> Iterator[Event | Answer]:
         t = time.perf_counter()
-        found = self._prefetch.take(self.query) if self._prefetch is not None else None
-        self._prefetch = None
-        self.trace["prefetched"] = found is not None
-        if found is None:
-            found = search_documents(self.parts.retriever, self.query)
-        self.timings["retrieve"] = _ms(t)  # what the turn waited (a prefetch ran beside the intent)
-        self.timings.update({f"retrieve.{k}": v for k, v in found.timings_ms.items()})
-        if found.ok:
-            self.trace["candidates"] = hit_scores(found.candidates)
-            self.trace["reranked"] = hit_scores(found.hits)
-            self.trace["relevant"] = found.relevant
-        return found
+        answerer = None if self.cancel.is_set() else self.parts.answerer.get_or_none()
+        s = self.session
+        for item in answer_turn(answerer, question.answered, evidence, s.memory.history(), profile=s.profile,
+                                reasoning=s.reasoning, cancel=self.cancel, unavailable=self.parts.answerer.error):  # fmt: skip
+            if isinstance(item, Token) and "first_token" not in self.state.timings:
+                self.state.timings["first_token"] = ms_since(t)
+            yield item
+        self.state.timings["answer"] = ms_since(t)
 
-    def _retrieve(self, found: Found | None = None) -> Iterator[Event]:
-        found = found if found is not None else self._search_documents()
-        for text in found.errors:
-            yield Notice(text, "error")
-        for text in found.notices:
-            yield Notice(text, "warning")
-        if not found.ok:
-            return [], False
-        yield Sources(hits=found.hits, candidates=found.candidates, kind="documents")
-        return found.hits, found.relevant
 
-    def _answer(self, evidence: list[Hit], relevant: bool) -> Iterator[Event | Answer]:
-        t = time.perf_counter()
-        said: list[str] = []
-        final: Answer | None = None
-        answerer = self.parts.answerer.get_or_none() if not self.cancel.is_set() else None
-        if answerer is None and not self.cancel.is_set():
-            yield Notice(f"Answers can't be written right now ({self.parts.answerer.error}).", "error")
-        elif answerer is not None:
-            try:
-                stream = answerer.stream(
-                    self.answer_question or self.query,
-                    evidence,
-                    self.session.memory.history(),
-                    profile=self.session.profile,
-                    reasoning=self.session.reasoning,
-                    relevant=relevant,
-                    cancel=self.cancel,
-                )
-                for item in stream:
-                    if isinstance(item, Token):
-                        if "first_token" not in self.timings:
-                            self.timings["first_token"] = _ms(t)
-                        said.append(item.text)
-                        yield item
-                    elif isinstance(item, Answer):
-                        final = item
-                    elif isinstance(item, Notice):
-                        if isinstance(item, Restart):  # the partial answer is void
-                            said.clear()
-                        yield item
-                    if self.cancel.is_set():
-                        break
-            except Exception as exc:  # noqa: BLE001 - keep what was said, say what failed
-                log.exception("the answer stream failed")
-                yield Notice(f"The answer could not be completed ({type(exc).__name__}).", "error")
-        self.timings["answer"] = _ms(t)
-        if final is not None and getattr(final, "trace", None):
-            self.trace["answer"] = final.trace  # profile, reasoning, provider attempts (no keys)
-        if self.cancel.is_set():
-            yield Notice(STOPPED)
-            provider = final.provider if final else "cancelled"
-            yield Answer(text="".join(said), provider=provider, cited=final.cited if final else [])
-            return
-        if final is None:
-            text = "".join(said).strip()
-            final = Answer(text=text or NOT_KNOWN, provider="none", not_known=not text)
-        yield final
+def _notices(evidence: Evidence) -> Iterator[Notice]:
+    for text in evidence.errors:
+        yield Notice(text, "error")
+    for text in evidence.notices:
+        yield Notice(text, "warning")

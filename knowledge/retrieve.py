@@ -26,7 +26,7 @@ import numpy as np
 from knowledge.fusion import order_by, rrf_fuse, zscore_fuse
 from knowledge.rerank import DiffusionReranker
 from knowledge.settings import RetrievalSettings
-from knowledge.types import Hit
+from knowledge.types import Hit, Retrieval
 
 log = logging.getLogger(__name__)
 
@@ -40,21 +40,6 @@ class _Store(Protocol):
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]: ...
     def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]: ...
     def count(self) -> int: ...
-
-
-@dataclass
-class Retrieval:
-    query: str
-    hits: list[Hit]  # final order, at most top_k; `score` is the final score
-    candidates: list[Hit]  # the first-stage pool in first-stage order, same scores as the hits
-    relevant: bool  # best dense cosine ≥ settings.min_score
-    timings_ms: dict[str, float] = field(default_factory=dict)  # embed, search, rerank
-    notices: list[str] = field(default_factory=list)
-
-    @property
-    def best_dense(self) -> float | None:
-        scores = [h.dense_score for h in self.candidates if h.dense_score is not None]
-        return max(scores) if scores else None
 
 
 @dataclass

@@ -62,3 +62,20 @@ class Hit:
             d.pop("chunk_text", None)
         d["chunk_preview"] = self.chunk_preview
         return d
+
+
+@dataclass
+class Retrieval:
+    """One search's result: `Retriever.retrieve` for the library (the web search builds one too)."""
+
+    query: str
+    hits: list[Hit]  # final order, at most top_k; `score` is the final score
+    candidates: list[Hit]  # the first-stage pool in first-stage order, same scores as the hits
+    relevant: bool  # best dense cosine ≥ settings.min_score
+    timings_ms: dict[str, float] = field(default_factory=dict)  # embed, search, rerank
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def best_dense(self) -> float | None:
+        scores = [h.dense_score for h in self.candidates if h.dense_score is not None]
+        return max(scores) if scores else None

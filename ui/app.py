@@ -18,6 +18,7 @@ import gradio as gr
 
 from assistant.config import HarkConfig
 from assistant.events import AudioInput
+from assistant.memory import STRATEGIES
 from models.errors import HarkError
 from ui.assets import CSS, HEAD
 from ui.chat import ChatState, evidence_html, run_turn
@@ -32,8 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MEMORY_CHOICES = ["window", "buffer", "summary", "none"]
-REASONING_CHOICES = ["rag", "cot", "react", "few_shot", "metacognitive"]
+MEMORY_CHOICES = list(STRATEGIES)
 
 
 def _prompt_choices(cfg: HarkConfig) -> tuple[list[str], list[str]]:
@@ -45,7 +45,7 @@ def _prompt_choices(cfg: HarkConfig) -> tuple[list[str], list[str]]:
         return list(builder.profiles), list(builder.strategies)
     except Exception:  # noqa: BLE001 - the settings tab still works with the configured names
         log.warning("could not read the prompt profiles", exc_info=True)
-        return [cfg.prompts.profile], REASONING_CHOICES
+        return [cfg.prompts.profile], [cfg.prompts.reasoning]
 
 
 def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:

@@ -42,7 +42,7 @@ HELP = """Commands:
   /web on|off        always search the web for this session
   /memory STRATEGY   window | buffer | summary | none
   /speak on|off      read answers aloud
-  /reasoning NAME    reasoning strategy (rag, cot, react, few_shot, metacognitive)
+  /reasoning NAME    reasoning strategy (named in assistant/prompts/reasoning.yaml)
   /profile NAME      prompt profile
   /reset             forget this conversation
   /status            models, providers and the library
