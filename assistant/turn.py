@@ -117,9 +117,9 @@ class Turn:
 
         ahead = heard.text if self.cfg.routing.prefetch_search and not self.session.always_web_search else None
         with self.parts.document_search(ahead) as search:
-            yield from self._question(heard.text, search)
+            yield from self._route_and_answer(heard.text, search)
 
-    def _question(self, text: str, search: DocumentSearch) -> Iterator[Event | Answer]:
+    def _route_and_answer(self, text: str, search: DocumentSearch) -> Iterator[Event | Answer]:
         st = self.state
         with st.timed("intent"):
             st.route = self._route(text)
