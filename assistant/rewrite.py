@@ -111,7 +111,7 @@ class Question:
         return self.rewrite is not None and self.rewrite.rewritten
 
 
-def ask(text: str, memory: ConversationMemory, rewriter: FollowUpRewriter | None) -> Question:
+def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRewriter | None) -> Question:
     """The `Question` for `text` (`rewriter` None: no rewriting). Never raises."""
     if rewriter is None:
         return Question(text, text, text)

@@ -3,6 +3,7 @@
     user input ─hear→ Heard ─persona→ PersonaReply (refusal / about Hark) → Done
                             └route→ Route ─(greeting / conversation_meta)→ direct reply → Done
                                           └rewrite→ Question ─evidence→ Evidence ─answer→ Answer → Done
+                                                           (Evidence.retrieval → Sources)
 
 Each stage returns a typed value kept in `TurnState` (state.py); the trace line and the memory
 exchange are built from that state when the turn ends, whatever path it took. No stage failure
@@ -37,7 +38,7 @@ from assistant.evidence import Evidence, search_web
 from assistant.hear import NotHeard, hear
 from assistant.meta import greeting_reply, meta_reply
 from assistant.prefetch import DocumentSearch
-from assistant.rewrite import FollowUpRewriter, Question, ask, detect
+from assistant.rewrite import FollowUpRewriter, Question, detect, rewrite_question
 from assistant.routing import Route, route, unsure_web
 from assistant.session import Session
 from assistant.state import TurnState, ms_since
@@ -168,9 +169,10 @@ class Turn:
 
     def _rewrite(self, text: str) -> Question:
         if not self.cfg.routing.rewrite_follow_ups:
-            return ask(text, self.session.memory, None)
+            return rewrite_question(text, self.session.memory, None)
+        rewriter = FollowUpRewriter(self.parts.complete, self.parts.llm_available)
         with self.state.timed("rewrite"):
-            return ask(text, self.session.memory, FollowUpRewriter(self.parts.complete, self.parts.llm_available))
+            return rewrite_question(text, self.session.memory, rewriter)
 
     def _search_documents(self, search: DocumentSearch, query: str) -> Evidence:
         with self.state.timed("retrieve"):  # what the turn waited (a prefetch ran beside the intent)
