@@ -233,6 +233,15 @@ class Assistant:
     def documents(self) -> list[Any]:
         return list(self.parts.store.get().documents())
 
+    def locate_source(self, hit: Any) -> tuple[Path | None, Any]:
+        """The file a retrieved chunk comes from (None when it is gone) and where its passage sits in
+        it: `knowledge.citations.Location` (page and character span; PDF highlight boxes)."""
+        from knowledge.citations import document_path, locate
+
+        docs = {d.source_path: d for d in self.documents()}
+        path = document_path(docs.get(hit.source_path), hit.source_path)
+        return path, locate(path, hit.chunk_text, list(hit.pages))
+
     def delete_document(self, source_path: str) -> None:
         with self._ingest_lock:
             try:

@@ -25,6 +25,7 @@ from ui.chat import ChatState, evidence_html, run_turn
 from ui.launch_plan import LaunchPlan, launch_plan
 from ui.library import UploadGuard
 from ui.library_view import LibraryView
+from ui.page_view import citation_viewer
 from ui.render import status_markdown
 from ui.speaker import SpeechQueue, speak_sentences
 
@@ -119,6 +120,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
         view = state.turn_view(int(index) if index is not None else None)
         return evidence_html(view), (view.meta if view else "")
 
+    def open_source(request: str, state: ChatState | None):
+        content = citation_viewer(assistant, state.turns if state is not None else [], request)
+        if content is None:
+            return gr.skip(), gr.skip()
+        return gr.update(visible=True), content
+
     def setter(attr: str):
         def set_value(value: Any, state: ChatState | None) -> ChatState:
             state = ensure(state)
@@ -187,8 +194,13 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
                                 label="Spoken answer (when 'Speak answers' is on)",
                             )
                     with gr.Column(scale=2):
+                        with gr.Group(visible=False, elem_id="viewer") as viewer:
+                            viewer_doc = gr.HTML(elem_id="viewer-doc")
+                            close_viewer = gr.Button("Close", size="sm", elem_id="viewer-close")
                         evidence = gr.HTML(evidence_html(None), elem_id="evidence")
                         turn_tag = gr.Textbox(visible="hidden", elem_id="turn-tag", show_label=False)
+                        cite_request = gr.Textbox(visible="hidden", elem_id="cite-request", show_label=False)
+                        cite_open = gr.Button(visible="hidden", elem_id="cite-open")
             with gr.Tab("Library", id="library-tab"):
                 gr.Markdown(
                     f"Drop files or a folder to add them (up to {cfg.ui.max_upload_files} files, "
@@ -236,6 +248,16 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
             stop, state, None, cancels=[ev_submit, ev_send, ev_voice, ev_speak], queue=False, api_name=False
         )
         chatbot.select(show_turn, state, [evidence, meta], queue=False, api_name=False)
+        # the page script names the clicked source in window.harkCite, then clicks the hidden button
+        cite_open.click(
+            open_source,
+            [cite_request, state],
+            [viewer, viewer_doc],
+            js="(r, s) => [window.harkCite || r, s]",
+            api_name=False,
+            concurrency_id="viewer",
+        )
+        close_viewer.click(lambda: gr.update(visible=False), None, viewer, queue=False, api_name=False)
 
         for box, attr in (
             (web, "always_web_search"),

@@ -1,4 +1,5 @@
-"""Static CSS and the one small script of the app (citation links scroll to their source)."""
+"""Static CSS and the one small script of the app (a citation link scrolls to its source and opens
+the document at the cited passage)."""
 
 CSS = """
 #chat .hark-cite { font-weight: 600; text-decoration: none; color: #e8710a; cursor: pointer; }
@@ -14,6 +15,14 @@ CSS = """
 .hark-chunk { white-space: pre-wrap; max-height: 22em; overflow-y: auto; font-size: 0.95em; }
 .hark-rerank-note { font-size: 0.8em; opacity: 0.8; }
 .hark-sources.empty { opacity: 0.6; font-size: 0.85em; }
+.hark-open { color: #e8710a; font-weight: 600; cursor: pointer; }
+.hark-details summary { cursor: pointer; opacity: 0.7; font-size: 0.9em; }
+#viewer { border: 2px solid #e8710a; border-radius: 8px; max-height: 80vh; overflow-y: auto; }
+.hark-viewer-doc { padding: 6px 9px; font-size: 0.85em; }
+.hark-viewer-note, .hark-viewer-pages { opacity: 0.75; font-size: 0.9em; }
+.hark-page { width: 100%; height: auto; border: 1px solid var(--border-color-primary); margin-top: 4px; }
+.hark-doc-text { white-space: pre-wrap; max-height: 60vh; overflow-y: auto; margin-top: 4px; }
+mark.hark-passage { background: rgba(255, 214, 0, 0.45); color: inherit; }
 """
 
 HEAD = """
@@ -30,11 +39,19 @@ HEAD = """
     el.classList.add('hark-flash');
     setTimeout(function () { el.classList.remove('hark-flash'); }, 1600);
   }
+  function openSource(id) {
+    // the app reads window.harkCite when the hidden button is clicked, and opens the document
+    window.harkCite = id + '-' + Date.now();
+    var button = document.getElementById('cite-open');
+    if (button) { button.click(); }
+  }
   document.addEventListener('click', function (ev) {
     var a = ev.target && ev.target.closest ? ev.target.closest('a[href^="#hark-src-"]') : null;
     if (!a) { return; }
     ev.preventDefault();
-    reveal(a.getAttribute('href').slice(1), 20);
+    var id = a.getAttribute('href').slice(1);
+    reveal(id, 20);
+    openSource(id);
   }, true);
 })();
 </script>

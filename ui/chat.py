@@ -27,7 +27,7 @@ from assistant.events import (
 )
 from knowledge.types import Hit
 from models.errors import HarkError
-from ui.render import link_citations, meta_markdown, sources_html
+from ui.render import link_citations, meta_markdown, numbered_sources, sources_html
 from ui.rerank_chart import rerank_summary, rerank_svg
 from ui.speaker import SpeechQueue
 
@@ -45,6 +45,11 @@ class TurnView:
     sources: str = ""
     rerank: str = ""
     meta: str = ""
+    numbered: list[Hit] = field(default_factory=list)  # the panel's sources: [n] is numbered[n - 1]
+    kind: str = "documents"
+
+    def source(self, n: int) -> Hit | None:
+        return self.numbered[n - 1] if 1 <= n <= len(self.numbered) else None
 
 
 @dataclass
@@ -108,9 +113,17 @@ class _Turn:
         return " · ".join(p for p in (line, notes) if p)
 
 
+NO_SOURCES = '<div class="hark-sources empty">No sources: your documents do not hold this answer.</div>'
+
+
 def _render_evidence(turn: _Turn, answer: Answer | None) -> None:
     cited = answer.cited if answer is not None else []
     n = turn.view.number
+    turn.view.kind = turn.kind
+    if answer is not None and answer.not_known:  # nothing supports a "not known": no list to mislead
+        turn.view.sources, turn.view.rerank, turn.view.numbered = NO_SOURCES, "", []
+        return
+    turn.view.numbered = numbered_sources(turn.hits, cited)
     turn.view.sources = sources_html(turn.hits, n, cited=cited, kind=turn.kind)
     if turn.kind == "documents" and turn.hits:
         svg = rerank_svg(turn.candidates or turn.hits, turn.hits, cited)
@@ -196,7 +209,7 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
         turn.notices.append(f"{icon} {event.text}")
     elif isinstance(event, Done):
         answer = event.answer
-        if turn.hits or answer.cited:
+        if turn.hits or answer.cited or answer.not_known:
             _render_evidence(turn, answer)
         turn.answer_msg["content"] = link_citations(answer.text, turn.view.number, len(answer.cited))
         if on_answer_text is not None and answer.text.strip() and not turn.text.strip():

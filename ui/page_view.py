@@ -8,9 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import io
+import logging
+import re
 from pathlib import Path
+from typing import Any
 
 from knowledge.citations import Box, Location
+
+log = logging.getLogger(__name__)
 
 HIGHLIGHT = (255, 214, 0, 110)  # RGBA drawn over the passage
 SCALE = 1.5  # pixels per PDF canvas unit (108 dpi)
@@ -97,3 +102,27 @@ def viewer_html(
         heading = f"<h5>{e(section)}</h5>" if section else ""
         body = f'<div class="hark-doc-text">{heading}<mark class="hark-passage">{e(chunk_text)}</mark></div>'
     return f'<div class="hark-viewer-doc">{head}{note}{body}</div>'
+
+
+_REQUEST = re.compile(r"hark-src-(\d+)-(\d+)")
+
+
+def citation_viewer(assistant: Any, turns: list[Any], request: str) -> str | None:
+    """The viewer for a request `hark-src-TURN-N…` (source N of answer TURN); None when unknown."""
+    m = _REQUEST.search(request or "")
+    if not m:
+        return None
+    number, n = int(m.group(1)), int(m.group(2))
+    view = next((t for t in turns if t.number == number), None)
+    hit = view.source(n) if view is not None else None
+    if hit is None or hit.source_path.startswith(("http://", "https://")):
+        return None
+    try:
+        path, loc = assistant.locate_source(hit)
+        png = None
+        if path is not None and loc.kind == "pdf" and loc.page:
+            png, _ = render_pdf_page(path, loc.page, loc.boxes)
+    except Exception as exc:  # noqa: BLE001 - the viewer shows the passage without the page
+        log.warning("could not open %s: %s", hit.source_path, exc)
+        loc, png = Location("section", page=min(hit.pages) if hit.pages else None, note="the document could not be opened"), None
+    return viewer_html(hit.title, hit.source_path, loc, hit.chunk_text, hit.section, png, list(hit.pages))

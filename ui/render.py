@@ -15,7 +15,7 @@ from assistant.events import IntentEvent, Rewritten
 from knowledge.types import Hit
 
 _CITE = re.compile(r"\[(\d{1,3})\](?!\()")  # [n] not already a markdown link
-PREVIEW_CHARS = 220
+PREVIEW_CHARS = 160
 
 
 def anchor_id(turn: int, n: int) -> str:
@@ -46,30 +46,47 @@ def _is_url(s: str) -> bool:
 
 
 def _source_card(hit: Hit, n: int, turn: int, cited: bool) -> str:
+    """Title, page and a short preview; the scores, the path and the full chunk behind "Details"."""
     e = html.escape
     title = e(hit.title or hit.source_path or "untitled")
     src = hit.source_path or ""
+    web = _is_url(src)
     src_html = (
         f'<a href="{e(src, quote=True)}" target="_blank" rel="noopener noreferrer">{e(src)}</a>'
-        if _is_url(src)
+        if web
         else f"<code>{e(src)}</code>"
     )
-    page = f" · {e(hit.page_label)}" if hit.page_label else ""
-    section = f" · {e(hit.section)}" if hit.section else ""
+    where = " · ".join(p for p in (e(hit.page_label), e(hit.section)) if p)
     preview = hit.chunk_text[:PREVIEW_CHARS].strip()
     more = "…" if len(hit.chunk_text) > PREVIEW_CHARS else ""
-    rank = f"first-stage rank {hit.first_stage_rank}" if hit.first_stage_rank else ""
+    rank = f" · first-stage rank {hit.first_stage_rank}" if hit.first_stage_rank else ""
     cls = "hark-source cited" if cited else "hark-source"
+    page = f"page {min(hit.pages)}" if hit.pages else "passage"
+    opener = (
+        src_html
+        if web
+        else f'<a class="hark-open" href="#{anchor_id(turn, n)}" title="Open {e(page)} with the passage highlighted">Open {e(page)}</a>'
+    )
     return (
         f'<div class="{cls}" id="{anchor_id(turn, n)}">'
         f'<div class="hark-source-head"><span class="hark-n">[{n}]</span> <b>{title}</b></div>'
-        f'<div class="hark-source-meta">{src_html}{page}{section}</div>'
-        f'<div class="hark-scores">dense {_fmt(hit.dense_score)} · diffusion {_fmt(hit.diffusion_score)}'
-        f" · final {_fmt(hit.score)}{' · ' + rank if rank else ''}</div>"
+        f'<div class="hark-source-meta">{where}{" · " if where else ""}{opener}</div>'
         f'<div class="hark-preview">{e(preview)}{more}</div>'
-        f'<details><summary>Full chunk</summary><div class="hark-chunk">{e(hit.chunk_text)}</div></details>'
+        f'<details class="hark-details"><summary>Details</summary>'
+        f'<div class="hark-source-meta">{src_html}</div>'
+        f'<div class="hark-scores">dense {_fmt(hit.dense_score)} · diffusion {_fmt(hit.diffusion_score)}'
+        f" · final {_fmt(hit.score)}{rank}</div>"
+        f'<div class="hark-chunk">{e(hit.chunk_text)}</div></details>'
         f"</div>"
     )
+
+
+def numbered_sources(hits: Sequence[Hit], cited: Sequence[Hit] | None = None, max_other: int = 5) -> list[Hit]:
+    """The hits in the panel's numbering: the cited ones as in the answer, then up to `max_other` others."""
+    cited = list(cited or [])
+    ids = {h.chunk_id for h in cited}
+    pool = [h for h in hits if h.chunk_id not in ids] if cited else list(hits)
+    return cited + pool[:max_other]
 
 
 def sources_html(
