@@ -2,7 +2,8 @@
 
 Both render the same events as the Gradio app; there is no logic here beyond rendering and input.
 `ask --json` prints one JSON object: answer, intent, sources (source_path, chunk_id, score, …),
-provider, timings_ms, plus cited sources, the rewritten query and notices.
+provider, timings_ms, plus cited sources (with the page and character span of each passage), the
+rewritten query and notices.
 """
 
 from __future__ import annotations
@@ -74,6 +75,23 @@ def _hit_json(h: Hit, rank: int) -> dict[str, Any]:
         "title": h.title,
         "pages": list(h.pages),
         "section": h.section,
+    }
+
+
+def _location_json(assistant: Assistant, hit: Hit) -> dict[str, Any]:
+    """`page`, `char_start`, `char_end` of a cited passage and what the span counts in (`span_in`:
+    "pdf_page" — the page's text as pypdfium2 reads it —, "file" — the text file —, or null)."""
+    try:
+        _path, loc = assistant.locate_source(hit)
+    except Exception as exc:  # noqa: BLE001 - the answer is printed without the location
+        log.warning("could not locate %s: %s", hit.source_path, exc)
+        return {"page": min(hit.pages) if hit.pages else None, "char_start": None, "char_end": None, "span_in": None}
+    where = loc.to_json()
+    return {
+        "page": where["page"],
+        "char_start": where["char_start"],
+        "char_end": where["char_end"],
+        "span_in": {"pdf": "pdf_page", "text": "file"}.get(loc.kind) if loc.found else None,
     }
 
 
@@ -166,7 +184,10 @@ def run_ask(
     session = assistant.new_session()
     r = Renderer(out, sys.stderr, live=False).consume(assistant.respond(session, question))
     if as_json:
-        out.write(json.dumps(result_json(r), ensure_ascii=False) + "\n")
+        data = result_json(r)
+        for entry, hit in zip(data["cited"], r.answer.cited if r.answer else [], strict=True):
+            entry.update(_location_json(assistant, hit))
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         out.write((r.answer.text if r.answer else "") + "\n")
         Renderer(out, sys.stderr, live=True)._sources(r)

@@ -39,3 +39,34 @@ def test_plain_notice_keeps_the_streamed_text():
     state = ChatState(session=object())
     list(run_turn(_respond(events), state, "q"))
     assert state.messages[-1]["content"] == "Partial answer."
+
+
+def _hit(i: int):
+    from knowledge.types import Hit
+
+    return Hit(f"c{i}", f"doc{i}.pdf", f"Doc {i}", f"text {i}", score=0.5, pages=[i])
+
+
+def test_a_not_known_answer_shows_no_source_list():
+    from assistant.events import NOT_KNOWN, Sources
+
+    hits = [_hit(1), _hit(2)]
+    events = [Sources(hits), Done(Answer(text=NOT_KNOWN, provider="extractive", not_known=True), trace={})]
+    state = ChatState(session=object())
+    list(run_turn(_respond(events), state, "q"))
+    view = state.turns[-1]
+    assert "doc1.pdf" not in view.sources and "No sources" in view.sources
+    assert view.rerank == "" and view.source(1) is None
+
+
+def test_sources_are_numbered_as_in_the_panel():
+    from assistant.events import Sources
+
+    hits = [_hit(i) for i in range(1, 9)]
+    events = [Sources(hits), Done(Answer(text="x [1] [2]", provider="extractive", cited=[hits[3], hits[0]]), trace={})]
+    state = ChatState(session=object())
+    list(run_turn(_respond(events), state, "q"))
+    view = state.turns[-1]
+    assert [view.source(n).chunk_id for n in (1, 2, 3)] == ["c4", "c1", "c2"]
+    assert 'id="hark-src-1-3"' in view.sources and "doc2.pdf" in view.sources.split('id="hark-src-1-3"')[1]
+    assert view.source(8) is None  # five others at most, as the panel shows

@@ -45,9 +45,11 @@ def test_sources_panel_shows_scores_pages_and_escapes_everything():
     panel = sources_html([evil], turn=1, cited=[evil])
     assert "<script>" not in panel and "<img" not in panel
     assert "&lt;script&gt;" in panel and "&lt;img src=x" in panel
-    assert "dense 0.890" in panel and "diffusion 0.100" in panel
-    assert "pp. 1–2" in panel
-    assert "<details>" in panel and "Full chunk" in panel
+    assert "pp. 1–2" in panel and "Open page 1" in panel
+    # scores, the path and the full chunk wait behind "Details"; the card itself is plain
+    head, details = panel.split('<details class="hark-details">', 1)
+    assert "dense" not in head and "diffusion" not in head
+    assert "dense 0.890" in details and "diffusion 0.100" in details and "Details" in details
     # well-formed markup (every tag closed) so the browser shows it as one card
     ET.fromstring(panel)
 

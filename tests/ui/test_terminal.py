@@ -57,6 +57,10 @@ def test_ask_json_through_a_real_subprocess(tmp_path, library):
     for s in out["sources"]:
         assert {"source_path", "chunk_id", "score"} <= set(s) and isinstance(s["score"], float)
     assert [c["source_path"] for c in out["cited"]] == ["bicycle.md"]
+    cited = out["cited"][0]  # the passage's character span in the file
+    assert cited["span_in"] == "file" and cited["page"] is None
+    text = (library.root / "bicycle.md").read_text(encoding="utf-8")
+    assert "500 kilometres" in text[cited["char_start"] : cited["char_end"]]
     assert out["timings_ms"]["total"] > 0 and "retrieve" in out["timings_ms"]
     trace = (tmp_path / "data" / "traces.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(trace) == 1 and json.loads(trace[0])["intent"]["label"] == "rag_search"
