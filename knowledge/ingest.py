@@ -1,8 +1,8 @@
 """Ingestion: files → blocks → chunks → dedup → embeddings → the store, incrementally and safely.
 
 - Unchanged files (same content hash, manifest entry matching the stored chunks) cost a hash only.
-- Changed files are replaced atomically (one merge commit per group of files); the manifest entry is
-  written after the commit, so a crash at any moment leaves either the old or the new version of
+- Changed files are replaced atomically (one merge commit per group of files, at least every
+  `commit_seconds`, so a killed run keeps what it finished); the manifest entry is written after the commit, so a crash at any moment leaves either the old or the new version of
   each file, and a re-run finishes the job (a file whose chunks and manifest disagree is redone).
 - Files gone from a walked folder are removed; chunks with no manifest entry left by an interrupted
   run are removed.
@@ -150,6 +150,7 @@ class _Run:
         for h, sp in owners.items():
             self.owned.setdefault(sp, set()).add(h)
         self.pending = _Pending()
+        self.last_commit = time.monotonic()  # files read since then are committed within commit_seconds
         self.changed = False
         self.released = False  # some stored text disappeared (dedup partners may need a redo)
         self.touched: set[str] = set()
@@ -226,7 +227,8 @@ class _Run:
         res.seconds = time.perf_counter() - t0
         if p.n_unembedded >= self.settings.embed_batch_size:
             self._embed_pending()
-        if p.n_chunks >= self.settings.write_batch_size:
+        due = time.monotonic() - self.last_commit >= self.settings.commit_seconds
+        if p.n_chunks >= self.settings.write_batch_size or due:
             self.flush()
 
     def _dedup(self, sp: str, chunks: list[Chunk]) -> tuple[list[Chunk], int]:
@@ -309,6 +311,7 @@ class _Run:
         self.report.files.extend(p.results)
         self.changed = True
         self.pending = _Pending()
+        self.last_commit = time.monotonic()
 
     def redo_duplicates(self, say: Progress) -> None:
         """Files that skipped duplicate chunks are redone when stored text disappeared this run."""

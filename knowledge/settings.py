@@ -37,6 +37,9 @@ class IngestSettings(_Strict):
     overlap_words: int = Field(50, ge=0)
     embed_batch_size: int = Field(64, ge=1)
     write_batch_size: int = Field(512, ge=1)
+    # commit the files read so far at least this often (seconds; 0 = after every file): a run that is
+    # killed keeps every file committed before, and the next run does only the rest
+    commit_seconds: float = Field(5.0, ge=0)
     max_file_mb: float = Field(50.0, gt=0)
     extensions: list[str] = [".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt"]
     ocr: Literal["auto", "off"] = "auto"

@@ -56,7 +56,9 @@ def _source_card(hit: Hit, n: int, turn: int, cited: bool) -> str:
         if web
         else f"<code>{e(src)}</code>"
     )
-    where = " · ".join(p for p in (e(hit.page_label), e(hit.section)) if p)
+    section = hit.section if hit.section and hit.section != hit.title else ""
+    name = "" if web else e(src.rsplit("/", 1)[-1])
+    where = " · ".join(p for p in (name, e(hit.page_label), e(section)) if p)
     preview = hit.chunk_text[:PREVIEW_CHARS].strip()
     more = "…" if len(hit.chunk_text) > PREVIEW_CHARS else ""
     rank = f" · first-stage rank {hit.first_stage_rank}" if hit.first_stage_rank else ""

@@ -30,6 +30,7 @@ from tests.knowledge.docs_factory import write_docx, write_text_pdf
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = b"knowledge.ingest_process"
 LIBRARY = {"lease.docx", "notes.md", "report.pdf"}
+FACTS = {"lease.docx": "notice period three months", "notes.md": "greenhouse key ceramic frog", "report.pdf": "vault codeword"}
 
 
 def _children(parent: int) -> dict[int, str]:
@@ -154,7 +155,9 @@ class _Crash:
 
 
 def _ingest_killed_at_second_file(hark_config, tmp_path, minilm, sig: signal.Signals) -> _Crash:
-    a, store = _library_before_the_crash(_config(hark_config), tmp_path, minilm)
+    cfg = _config(hark_config)
+    cfg.ingest.commit_seconds = 0.0  # every finished file is committed before the next one is read
+    a, store = _library_before_the_crash(cfg, tmp_path, minilm)
     before = store.count()
     lib = _library(tmp_path / "lib")
     files: list[str] = []
@@ -183,11 +186,14 @@ def test_a_child_killed_mid_run_leaves_the_library_intact_and_a_retry_finishes(h
     assert crash.error.hint
     assert not _children(os.getpid())
     _intact(a, store, minilm, before)
-    # the app goes on: the same Assistant indexes the folder on the next try
+    # the file finished before the kill is kept and searchable
+    finished = crash.files[0]
+    assert finished in {d.source_path for d in a.documents()}
+    assert store.fts_search(FACTS[finished], 1)[0].source_path == finished
+    # the app goes on: the same Assistant indexes only the rest on the next try
     report = a.ingest([lib])
-    assert {f.source_path: f.status for f in report.files if f.source_path in LIBRARY} == dict.fromkeys(
-        LIBRARY, "added"
-    )
+    statuses = {f.source_path: f.status for f in report.files if f.source_path in LIBRARY}
+    assert statuses == {name: "unchanged" if name == finished else "added" for name in LIBRARY}
     _intact(a, store, minilm, before)
     assert "ALPHAQUARTZ" in store.search(minilm.embed_query("vault codeword"), 1)[0].chunk_text
 

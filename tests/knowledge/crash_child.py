@@ -4,7 +4,8 @@
 
 Prints one `EVENT ...` line per step (flushed) so the parent can kill at a chosen moment. PAUSE is
 `commit:N` (sleep after the N-th chunk commit, before its manifest entry is written), `index`
-(announce the post-ingest index update, then run it) or `none`. The ingest code is the real one;
+(announce the post-ingest index update, then run it), `batched:SECONDS` (the default batch sizes,
+commits every SECONDS) or `none`. The ingest code is the real one;
 the child only observes it.
 """
 
@@ -52,6 +53,8 @@ def main() -> None:
     store.update_indexes = update_indexes  # type: ignore[method-assign]
     print("EVENT ready", flush=True)
     settings = IngestSettings(embed_batch_size=2, write_batch_size=1)
+    if pause.startswith("batched:"):  # the shipped batch sizes; commits come from commit_seconds
+        settings = IngestSettings(commit_seconds=float(pause.split(":", 1)[1]))
     report = Ingestor(store, emb, settings).ingest(
         [library], progress=lambda _f, m: m and print(f"EVENT file {m}", flush=True)
     )
