@@ -47,11 +47,18 @@ def _hit(i: int):
     return Hit(f"c{i}", f"doc{i}.pdf", f"Doc {i}", f"text {i}", score=0.5, pages=[i])
 
 
+def _sources(hits):
+    from assistant.events import Sources
+    from knowledge.types import Retrieval
+
+    return Sources(Retrieval("q", hits, hits, relevant=True))
+
+
 def test_a_not_known_answer_shows_no_source_list():
-    from assistant.events import NOT_KNOWN, Sources
+    from assistant.events import NOT_KNOWN
 
     hits = [_hit(1), _hit(2)]
-    events = [Sources(hits), Done(Answer(text=NOT_KNOWN, provider="extractive", not_known=True), trace={})]
+    events = [_sources(hits), Done(Answer(text=NOT_KNOWN, provider="extractive", not_known=True), trace={})]
     state = ChatState(session=object())
     list(run_turn(_respond(events), state, "q"))
     view = state.turns[-1]
@@ -60,10 +67,8 @@ def test_a_not_known_answer_shows_no_source_list():
 
 
 def test_sources_are_numbered_as_in_the_panel():
-    from assistant.events import Sources
-
     hits = [_hit(i) for i in range(1, 9)]
-    events = [Sources(hits), Done(Answer(text="x [1] [2]", provider="extractive", cited=[hits[3], hits[0]]), trace={})]
+    events = [_sources(hits), Done(Answer(text="x [1] [2]", provider="extractive", cited=[hits[3], hits[0]]), trace={})]
     state = ChatState(session=object())
     list(run_turn(_respond(events), state, "q"))
     view = state.turns[-1]
