@@ -1,6 +1,6 @@
 """End-to-end latency budget: from the end of a spoken (or typed) question to the first answer token.
 
-    python bench/e2e.py [--voice 12] [--typed 40] [--filler 10000] [--filler-words 500] [--speech-model base] [--ttft 0.2]
+    python -m bench.e2e [--voice 12] [--typed 40] [--filler 10000] [--filler-words 500] [--speech-model base] [--ttft 0.2]
 
 Setup (all real, nothing downloaded): the XQuAD-en paragraphs ingested with the real Ingestor
 (MiniLM — CLIP has no offline weights here), padded to `--filler` chunks of `--filler-words` words
@@ -22,8 +22,6 @@ share = total − provider. Resident memory (VmRSS, VmHWM) is read with every mo
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import shutil
 import statistics
@@ -33,33 +31,10 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import EVAL, ROOT, jsonl, load_average, memory_mb, pct
 
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-EVAL = ROOT.parent / "shared" / "data" / "eval"
 STAGES = ["transcribe", "persona", "intent", "rewrite", "retrieve.embed", "retrieve.search", "retrieve.rerank",
           "prompt", "provider", "delivery"]
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
-
-
-def _mem() -> dict[str, float]:
-    out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            out[line.split(":")[0]] = int(line.split()[1]) / 1024
-    return out
 
 
 def build_library(
@@ -72,8 +47,8 @@ def build_library(
 
     from knowledge.types import Chunk
 
-    corpus = _jsonl(EVAL / "xquad_en" / "corpus.jsonl")[:n_docs]
-    queries = _jsonl(EVAL / "xquad_en" / "queries.jsonl")
+    corpus = jsonl(EVAL / "xquad_en" / "corpus.jsonl")[:n_docs]
+    queries = jsonl(EVAL / "xquad_en" / "queries.jsonl")
     docs = tmp / "docs"
     docs.mkdir()
     for d in corpus:
@@ -85,7 +60,7 @@ def build_library(
     store = assistant.parts.store.get()
     need = max(0, filler - store.count())
     if need:
-        nq = _jsonl(EVAL / "nq_oracle" / "corpus.jsonl")
+        nq = jsonl(EVAL / "nq_oracle" / "corpus.jsonl")
         words = " ".join(d["text"] for d in nq).split()
         rng = np.random.default_rng(seed)
         batch: dict[str, tuple[list[Chunk], np.ndarray]] = {}
@@ -155,7 +130,7 @@ def table(title: str, rows: list[dict]) -> str:
     for k in [*STAGES, "total", "hark"]:
         vals = [r[k] for r in ok if k in r]
         if vals:
-            out.append(f"| {k} | {statistics.median(vals):.1f} | {_pct(vals, 0.9):.1f} |")
+            out.append(f"| {k} | {statistics.median(vals):.1f} | {pct(vals, 0.9):.1f} |")
     return "\n".join(out)
 
 
@@ -203,12 +178,12 @@ def main() -> int:
         cfg._base_dir = ROOT
         assistant = Assistant(cfg)
         t0 = time.perf_counter()
-        rss = [("start", _mem()["VmRSS"])]
+        rss = [("start", memory_mb()["VmRSS"])]
         for part in (assistant.parts.embedder, assistant.parts.store, assistant.parts.retriever,
                      assistant.parts.classifier, assistant.parts.transcriber, assistant.parts.chain,
                      assistant.parts.answerer):
             part.get_or_none()  # one at a time, to see what each adds to the resident size
-            rss.append((part.name, _mem()["VmRSS"]))
+            rss.append((part.name, memory_mb()["VmRSS"]))
         try:
             assistant.warm_up(tts=False)
         except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
@@ -228,8 +203,8 @@ def main() -> int:
 
         run_turn(assistant, assistant.new_session(), AudioInput(path=str(clips[0])), server)  # warm whisper
         voice = [run_turn(assistant, assistant.new_session(), AudioInput(path=str(c)), server) for c in clips]
-        mem = _mem()
-        load = os.getloadavg()
+        mem = memory_mb()
+        load = load_average()
         clip_mem = None
         if args.clip_memory and args.embedder == "minilm":
             # the mission's embedder is CLIP ViT-B-32; its weights are not available offline, so the same
@@ -240,9 +215,9 @@ def main() -> int:
             clip = ClipEmbedder(EmbedderSettings(backend="clip"), random_weights=True)
             clip.warm_up()
             clip.embed_query("warm the text tower")
-            clip_mem = _mem()
+            clip_mem = memory_mb()
 
-        print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load[0]:.1f}")
+        print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
         print(f"runtime.huge_pages {args.huge_pages}; retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
               f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.parts.loaded()}")
         print(table("Typed questions", typed))

@@ -1,8 +1,8 @@
 """MiniLM embedding latency and throughput: ONNX Runtime (thread settings) vs sentence-transformers
 on PyTorch, side by side in one process.
 
-    python bench/embed.py [--queries 60] [--passages 200] [--repeats 3]
-    python bench/embed.py --memory onnx|torch     # resident memory, one runtime per process
+    python -m bench.embed [--queries 60] [--passages 200] [--repeats 3]
+    python -m bench.embed --memory onnx|torch     # resident memory, one runtime per process
 
 `embed_query` on real nq_oracle questions, one at a time, the variants taking turns on every
 question in a shuffled order (so a busy machine's load swings hit them alike and none always
@@ -17,37 +17,21 @@ vectors (max |difference|). The ONNX file comes from the Hark cache (exported on
 
 from __future__ import annotations
 
+import argparse
 import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from bench.common import EVAL, jsonl, load_average, memory_mb, pct
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-NQ = ROOT.parent / "shared" / "data" / "eval" / "nq_oracle"
-
-
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
-def _pct(xs: list[float], q: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+NQ = EVAL / "nq_oracle"
 
 
 def _rss_mb() -> int:
-    return int(Path("/proc/self/status").read_text().split("VmRSS:")[1].split()[0]) // 1024
+    return int(memory_mb()["VmRSS"])
 
 
 def _memory(runtime: str, questions: list[str], passages: list[str]) -> int:
@@ -91,8 +75,8 @@ def main() -> int:
     args = ap.parse_args()
 
     data = Path(args.dataset)
-    questions = [q["text"] for q in _jsonl(data / "queries.jsonl")[: args.queries]]
-    passages = [f"{d['title']}\n{d['text']}" for d in _jsonl(data / "corpus.jsonl")[: args.passages]]
+    questions = [q["text"] for q in jsonl(data / "queries.jsonl")[: args.queries]]
+    passages = [f"{d['title']}\n{d['text']}" for d in jsonl(data / "corpus.jsonl")[: args.passages]]
     if args.memory:
         return _memory(args.memory, questions, passages)
 
@@ -151,7 +135,7 @@ def main() -> int:
         f"all-MiniLM-L6-v2 on {data.name}: {len(questions)} questions x {args.repeats} (embed_query), "
         f"{len(passages)} passages x {args.repeats} (embed_documents, batch {variants[ref_name].settings.batch_size}); "
         f"{os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {load_average():.1f}"
     )
     print(
         "| runtime | load s | embed_query p50 ms | p95 ms | p50 CPU ms | p50 vs torch | "
@@ -163,7 +147,7 @@ def main() -> int:
         rate = statistics.median(rates[name])
         diff = float(np.abs(vectors[name] - vectors[ref_name]).max())
         print(
-            f"| {name} | {loads[name]:.2f} | {p50:.2f} | {_pct(wall[name], 0.95):.2f} | "
+            f"| {name} | {loads[name]:.2f} | {p50:.2f} | {pct(wall[name], 0.95):.2f} | "
             f"{statistics.median(cpu[name]):.2f} | {ref_p50 / p50:.2f}x | {rate:.1f} | "
             f"{rate / ref_rate:.2f}x | {diff:.1e} |"
         )

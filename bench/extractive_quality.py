@@ -7,7 +7,7 @@ of the same article — same topic, hard; NQ: random passages), with the gold pa
 - lexical: ExtractiveAnswerer with IDF-weighted content-word overlap only;
 - lexical+minilm: plus the cosine of all-MiniLM-L6-v2 sentence embeddings (what the app uses).
 
-    python bench/extractive_quality.py [--dataset xquad_en|nq_oracle] [--limit 300]
+    python -m bench.extractive_quality [--dataset xquad_en|nq_oracle] [--limit 300]
 """
 
 from __future__ import annotations
@@ -15,21 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 import zlib
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-from assistant.llm.extractive import ExtractiveAnswerer, split_sentences  # noqa: E402
-from knowledge.types import Hit  # noqa: E402
-
-EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
+from assistant.llm.extractive import ExtractiveAnswerer, split_sentences
+from bench.common import EVAL
+from knowledge.types import Hit
 
 
 def load(dataset: str) -> tuple[dict[str, dict], list[dict], dict[str, str]]:

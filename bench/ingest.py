@@ -12,18 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
+from bench.common import EVAL
 
 
 def write_files(dataset: str, folder: Path, limit: int | None) -> int:

@@ -1,6 +1,6 @@
 """Intent classifier inference latency on this CPU, the model loaded once.
 
-    python bench/intent.py [--config config.yaml] [--repeats 5] [--threads 1 2]
+    python -m bench.intent [--config config.yaml] [--repeats 5] [--threads 1 2]
 
 Times `IntentClassifier.predict(text)` one query at a time over the queries of the external file
 (`intent.external_file`), after a warm-up, and prints p50/p90 wall-clock and p50 CPU time per
@@ -19,13 +19,8 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
+from bench.common import load_average
 
 
 def _times_interleaved(
@@ -99,7 +94,7 @@ def main() -> int:
     print(
         f"intent classifier: {settings.base_model} + {settings.adapter_dir}; load {load_s:.2f} s "
         f"({shipped.runtime}); {len(texts)} queries x {args.repeats}; {os.cpu_count()} CPUs; "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {load_average():.1f}"
     )
     print("| variant | threads | p50 ms/query (wall) | p90 ms/query (wall) | p50 CPU ms/query | calls |")
     print("|---|---|---|---|---|---|")

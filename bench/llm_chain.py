@@ -8,7 +8,7 @@ Each time is measured from the moment the server wrote the first text chunk (sam
 `time.perf_counter` clock). "Hark adds" = answerer p50 − raw SDK p50 (target: ≤ 5 ms). Prompt
 building happens before the request, so it is not in this number; it is timed separately.
 
-    python bench/llm_chain.py [--runs 60]
+    python -m bench.llm_chain [--runs 60]
 """
 
 from __future__ import annotations
@@ -17,25 +17,18 @@ import argparse
 import logging
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import httpx  # noqa: F401 - imported up front: openai's stream clean-up looks it up while gemini imports it
 
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env()
-
-import httpx  # noqa: E402,F401 - imported up front: openai's stream clean-up looks it up while gemini imports it
-
-from assistant.answer import Answerer  # noqa: E402
-from assistant.config import LLMSettings, PromptSettings, ProviderSettings  # noqa: E402
-from assistant.events import Restart, Token  # noqa: E402
-from assistant.llm.base import CallContext, CallOptions  # noqa: E402
-from assistant.llm.chain import LLMChain, make_provider  # noqa: E402
-from knowledge.types import Hit  # noqa: E402
-from tests.llm_server import Drop, Fail, LLMServer, Reply  # noqa: E402
+from assistant.answer import Answerer
+from assistant.config import LLMSettings, PromptSettings, ProviderSettings
+from assistant.events import Restart, Token
+from assistant.llm.base import CallContext, CallOptions
+from assistant.llm.chain import LLMChain, make_provider
+from bench.common import pct
+from knowledge.types import Hit
+from tests.llm_server import Drop, Fail, LLMServer, Reply
 
 KEYS = {"OPENAI_API_KEY": "sk-bench", "GROQ_API_KEY": "gsk-bench", "GEMINI_API_KEY": "gm-bench"}
 EVIDENCE = [
@@ -150,11 +143,6 @@ def failover(runs: int) -> list[tuple[str, float]]:
     return rows
 
 
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=60)
@@ -174,7 +162,7 @@ def main() -> None:
     p50: dict[tuple[str, str], float] = {}
     for name, path, values in rows:
         p50[(name, path)] = statistics.median(values)
-        print(f"| {name} | {path} | {p50[(name, path)]:.2f} | {_pct(values, 0.9):.2f} |")
+        print(f"| {name} | {path} | {p50[(name, path)]:.2f} | {pct(values, 0.9):.2f} |")
     print()
     print("| provider | Hark adds, p50 (answerer − raw SDK) | chain − raw SDK |")
     print("|---|---|---|")

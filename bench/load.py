@@ -1,6 +1,6 @@
 """Turn latency under load: N concurrent gradio_client sessions against the real app.
 
-    python bench/load.py [--sessions 20] [--rounds 2] [--concurrency 4] [--ttft 0.2] [--extractive]
+    python -m bench.load [--sessions 20] [--rounds 2] [--concurrency 4] [--ttft 0.2] [--extractive]
 
 The real app (tests/hostile/load_rig.py: 20 project documents, MiniLM, the real Assistant) is served
 on 127.0.0.1; answers come from an OpenAI-compatible loopback server with a fixed time to first token
@@ -12,24 +12,13 @@ its own project, then a follow-up, `--rounds` times. Prints p50/p95 of the clien
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
+from bench.common import load_average, pct
 
 
 def main() -> int:
@@ -77,14 +66,14 @@ def main() -> int:
     app.close()
     if server is not None:
         server.stop()
-    load = os.getloadavg()
+    load = load_average()
     answerer = "extractive" if args.extractive else f"loopback LLM, TTFT {args.ttft * 1000:.0f} ms"
-    print(f"\n# bench/load.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load[0]:.1f}")
+    print(f"\n# bench/load.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
     print(f"{args.sessions} concurrent sessions × {args.rounds} rounds × 2 turns; queue concurrency "
           f"{args.concurrency}; {answerer}")
     print("| turns | errors | crossed | p50 s | p95 s | max s | turns/s |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {turns} | {len(errors)} | {crossed} | {statistics.median(seconds):.2f} | {_pct(seconds, 0.95):.2f} "
+    print(f"| {turns} | {len(errors)} | {crossed} | {statistics.median(seconds):.2f} | {pct(seconds, 0.95):.2f} "
           f"| {max(seconds):.2f} | {turns / wall:.2f} |")
     for e in errors[:5]:
         print("error:", e)

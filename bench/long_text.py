@@ -15,19 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-from models.runtime_env import prepare_process_env  # noqa: E402
+from bench.common import EVAL
 
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-import numpy as np  # noqa: E402
-
-EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
 METRICS = ["ndcg@10", "recall@10", "recall@50", "mrr@10"]
 
 

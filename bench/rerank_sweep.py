@@ -10,7 +10,7 @@ weight w of z(diffusion) with z(first stage), for two first stages: dense, and h
 To keep the choice honest the queries of each set are split in two halves (even / odd position):
 configurations are ranked on the "select" half and also reported on the "held" half.
 
-    python bench/rerank_sweep.py [--dataset DIR ...] [--work-dir DIR] [--top 25] [--json OUT]
+    python -m bench.rerank_sweep [--dataset DIR ...] [--work-dir DIR] [--top 25] [--json OUT]
 """
 
 from __future__ import annotations
@@ -24,19 +24,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-from models.runtime_env import prepare_process_env  # noqa: E402
+from bench.common import EVAL
+from knowledge.beir import doc_id_from_path, load_beir
+from knowledge.fusion import zscore
+from knowledge.rerank import DiffusionParams, affinity, personalized_pagerank, restart_vector
 
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-import numpy as np  # noqa: E402
-
-from knowledge.beir import doc_id_from_path, load_beir  # noqa: E402
-from knowledge.fusion import zscore  # noqa: E402
-from knowledge.rerank import DiffusionParams, affinity, personalized_pagerank, restart_vector  # noqa: E402
-
-EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
 DAMPINGS = [0.1, 0.3, 0.5, 0.85]
 GRAPHS = [("complete", 0), ("knn", 10)]
 EDGES = [("cosine", 0.0), ("shifted", 0.0), ("temperature", 0.1)]

@@ -2,7 +2,7 @@
 side with the paper's NetworkX implementation; (2) query embedding + search + rerank at 10k and 100k
 chunks through `Retriever` (dense + paper PPR, and the configured default: hybrid z-score + rerank).
 
-    OMP_WAIT_POLICY=PASSIVE python bench/retrieval.py [--sizes 10000,100000] [--queries 60] [--reps 300]
+    OMP_WAIT_POLICY=PASSIVE python -m bench.retrieval [--sizes 10000,100000] [--queries 60] [--reps 300]
 
 (1) Candidates are real: all-MiniLM-L6-v2 vectors of 50 nq_oracle passages per query, the dense top-50
 of an exact search over the first 2,000 passages; the two implementations run interleaved on the same
@@ -24,15 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-import numpy as np  # noqa: E402
-
-EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
+from bench.common import EVAL, load_average
 
 
 def _p(xs: list[float], q: float) -> float:
@@ -185,7 +179,7 @@ def main() -> int:
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
 
-    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"load average at start: {load_average():.1f} on {os.cpu_count()} cores")
     emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
     emb.warm_up()
     work = Path(args.work_dir)
@@ -195,7 +189,7 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if sizes:
         bench_end_to_end(emb, sizes, args.queries, work)
-    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+    print(f"load average at end: {load_average():.1f}")
     return 0
 
 

@@ -16,18 +16,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env()
-
-import numpy as np  # noqa: E402
+from bench.common import pct
 
 DIM = 512
 
@@ -45,8 +40,7 @@ def make_vectors(n: int, kind: str, rng: np.random.Generator, n_centres: int) ->
 
 
 def _percentiles(xs: list[float]) -> tuple[float, float]:
-    xs = sorted(xs)
-    return statistics.median(xs), xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+    return statistics.median(xs), pct(xs, 0.95)
 
 
 def main() -> None:

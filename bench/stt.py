@@ -22,16 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-from bench.wer import wer  # noqa: E402
-from models.settings import SpeechSettings  # noqa: E402
-from models.speech import Transcriber  # noqa: E402
-from tests.audio_data import librivox_clips  # noqa: E402
+from bench.common import load_average
+from bench.wer import wer
+from models.settings import SpeechSettings
+from models.speech import Transcriber
+from tests.audio_data import librivox_clips
 
 HARK = "hark"
 DEFAULTS = "defaults"
@@ -89,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", dest="json_out", default=None)
     args = ap.parse_args(argv)
 
-    load_before = os.getloadavg()[0]
+    load_before = load_average()
     clips = librivox_clips()
     settings_names = [HARK, DEFAULTS] + ([DEFAULTS_EN, *ABLATIONS] if args.ablations else [])
     transcribers: list[Transcriber] = []
@@ -123,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\n{len(clips)} LibriVox clips ({sum(durations):.1f} s; median {statistics.median(durations):.2f} s), "
         f"{args.rounds} rounds, {os.cpu_count()} CPUs, load average {load_before:.1f} before / "
-        f"{os.getloadavg()[0]:.1f} after\n"
+        f"{load_average():.1f} after\n"
     )
     print("| model | threads | setting | WER | p50 s | p90 s | defaults p50 / this p50 | CPU s p50 |")
     print("|---|---|---|---|---|---|---|---|")

@@ -12,13 +12,10 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from assistant.speak import speak_stream  # noqa: E402
-from models.settings import TTSSettings  # noqa: E402
-from models.tts import Synthesiser  # noqa: E402
+from assistant.speak import speak_stream
+from models.settings import TTSSettings
+from models.tts import Synthesiser
 
 SENTENCES = [
     "The notice period in your rental agreement is three months.",

@@ -1,7 +1,7 @@
 """Per-stage latency of one turn (`Assistant.respond`) on a small real library, plus the cost of the
 conversation stages themselves (persona, routing, follow-up rewrite, trace).
 
-    python bench/turn.py [--dataset ../shared/data/eval/xquad_en] [--docs 60] [--questions 40]
+    python -m bench.turn [--dataset ../shared/data/eval/xquad_en] [--docs 60] [--questions 40]
 
 Builds a LanceDB library from the first `--docs` paragraphs of a BEIR-layout set (real Ingestor,
 MiniLM), asks `--questions` of its questions whose gold paragraph is in the library — each in a
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -22,28 +21,16 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-for _k in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "SERPAPI_API_KEY"):
-    os.environ.pop(_k, None)  # extractive answers only: the numbers must not depend on a provider
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch is imported; nothing is downloaded
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+from bench.common import EVAL, ROOT, pct, without_provider_keys
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", default=str(ROOT.parent / "shared" / "data" / "eval" / "xquad_en"))
+    ap.add_argument("--dataset", default=str(EVAL / "xquad_en"))
     ap.add_argument("--docs", type=int, default=60)
     ap.add_argument("--questions", type=int, default=40)
     args = ap.parse_args()
+    without_provider_keys()  # extractive answers only: the numbers must not depend on a provider
 
     from assistant.assistant import Assistant
     from assistant.config import load_config
@@ -155,9 +142,9 @@ def main() -> int:
     print("| stage | median ms | p90 ms | n |\n|---|---|---|---|")
     for name in sorted(stages, key=lambda n: -statistics.median(stages[n])):
         v = stages[name]
-        print(f"| {name} | {statistics.median(v):.1f} | {_pct(v, 0.9):.1f} | {len(v)} |")
+        print(f"| {name} | {statistics.median(v):.1f} | {pct(v, 0.9):.1f} | {len(v)} |")
     print(f"| rewrite of a follow-up (heuristic) | {statistics.median(follow):.2f} | "
-          f"{_pct(follow, 0.9):.2f} | {len(follow)} |")  # fmt: skip
+          f"{pct(follow, 0.9):.2f} | {len(follow)} |")  # fmt: skip
     print(f"\nrouting (intent: {'classifier' if a.parts.classifier.loaded else 'rules'}; threshold {thr}; "
           f"web_min_confidence {cfg.routing.web_min_confidence}) — share sent to the documents:")  # fmt: skip
     print("| turns | classifier + threshold alone | whole pipeline |\n|---|---|---|")

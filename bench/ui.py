@@ -15,27 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import EVAL, ROOT, pct
 
-from models.runtime_env import prepare_process_env  # noqa: E402
-
-prepare_process_env(offline=True)  # before torch/gradio are imported; nothing is downloaded
-
-ROOT = Path(__file__).resolve().parent.parent
-XQUAD = ROOT.parent / "shared" / "data" / "eval" / "xquad_en"
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+XQUAD = EVAL / "xquad_en"
 
 
 def _text(content: object) -> str:
@@ -202,13 +189,13 @@ def main() -> None:
         rows.append(
             (
                 f"{name}: first answer text, p50 / p95",
-                f"{statistics.median(firsts):.0f} / {_pct(firsts, 0.95):.0f} ms",
+                f"{statistics.median(firsts):.0f} / {pct(firsts, 0.95):.0f} ms",
             )
         )
         rows.append(
             (
                 f"{name}: whole turn, p50 / p95",
-                f"{statistics.median(totals):.0f} / {_pct(totals, 0.95):.0f} ms",
+                f"{statistics.median(totals):.0f} / {pct(totals, 0.95):.0f} ms",
             )
         )
 
