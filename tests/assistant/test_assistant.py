@@ -24,8 +24,9 @@ from assistant.events import (
     Transcript,
 )
 from assistant.memory import Exchange
-from tests.assistant.turn_fixtures import SerpServer, build_library, make_config, shared_classifier
+from tests.assistant.turn_fixtures import build_library, make_config, shared_classifier
 from tests.llm_server import LLMServer, Reply
+from tests.serp_server import SerpServer
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ import pytest
 from assistant.assistant import Assistant
 from assistant.events import Done, Sources
 from assistant.session import Session
-from tests.assistant.turn_fixtures import SerpServer, build_library, make_config, shared_classifier
+from tests.assistant.turn_fixtures import build_library, make_config, shared_classifier
+from tests.serp_server import SerpServer
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 from assistant.config import WebSearchSettings
 from assistant.websearch import WebSearch, parse_serpapi
-from tests.assistant.turn_fixtures import SerpServer, closed_port_url
+from tests.serp_server import SerpServer, closed_port_url
 
 KEY = "serp-SECRET-4242"
 
@@ -85,7 +85,7 @@ def test_garbage_json_gives_no_context_and_a_notice(serp, mode):
 
 def test_http_error_echoing_the_key_never_leaks_it(serp, caplog):
     caplog.set_level(logging.DEBUG)
-    serp.state.mode = "error"
+    serp.state.mode = "http401"
     res = _client(serp.url).search("capital of France")
     assert res.hits == [] and "HTTP 401" in res.notices[0]
     assert KEY not in res.notices[0] and KEY not in caplog.text

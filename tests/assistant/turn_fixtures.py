@@ -1,5 +1,5 @@
 """Shared pieces for the conversation tests: a tiny real library (real Ingestor, real LanceDB,
-MiniLM), configs pointing at it, and a loopback server speaking SerpAPI's JSON.
+MiniLM), and configs pointing at it (the SerpAPI loopback server is tests/serp_server.py).
 
 The library is built once per test run (it is only read by the tests), in the run's temp folder.
 """
@@ -7,14 +7,9 @@ The library is built once per test run (it is only read by the tests), in the ru
 from __future__ import annotations
 
 import functools
-import json
-import threading
-import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from tests.conftest import ROOT
 
@@ -108,114 +103,6 @@ def make_config(tmp_path: Path, library: Library | None = None, **changes: Any):
             obj = getattr(obj, part)
         setattr(obj, last, value)
     return cfg
-
-
-# ---- SerpAPI loopback ---------------------------------------------------------------------------------
-def serp_payload(query: str, organic: int = 25, answer: str | None = "Paris") -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "search_metadata": {"status": "Success"},
-        "search_parameters": {"engine": "google", "q": query},
-        "organic_results": [
-            {
-                "position": i,
-                "title": f"Result {i} about {query}",
-                "link": f"https://example.org/{i}",
-                "snippet": f"Snippet number {i}: facts about {query}.",
-            }
-            for i in range(1, organic + 1)
-        ],
-    }
-    if answer:
-        data["answer_box"] = {"type": "organic_result", "title": "Answer", "answer": answer,
-                              "link": "https://example.org/answer"}  # fmt: skip
-    return data
-
-
-@dataclass
-class SerpState:
-    mode: str = "ok"  # ok | slow | garbage | layout | error | empty
-    delay: float = 2.0
-    answer: str | None = "Paris is the capital of France."
-    organic: int = 25
-    requests: list[dict[str, list[str]]] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Serp
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server API
-        st = self.server.state
-        url = urlsplit(self.path)
-        params = parse_qs(url.query)
-        st.paths.append(url.path)
-        st.requests.append(params)
-        q = (params.get("q") or [""])[0]
-        if st.mode == "slow":
-            time.sleep(st.delay)
-        if st.mode == "garbage":
-            return self._send(200, b'{"organic_results": [ {"title": "trunc', "application/json")
-        if st.mode == "layout":
-            return self._send(200, json.dumps({"organic_results": "not a list"}).encode(), "application/json")
-        if st.mode == "error":  # like SerpAPI: 401 with the key echoed back in the body
-            key = (params.get("api_key") or [""])[0]
-            body = json.dumps({"error": f"Invalid API key: {key}"}).encode()
-            return self._send(401, body, "application/json")
-        organic = 0 if st.mode == "empty" else st.organic
-        data = serp_payload(q, organic=organic, answer=None if st.mode == "empty" else st.answer)
-        return self._send(200, json.dumps(data).encode(), "application/json")
-
-    def _send(self, status: int, data: bytes, ctype: str) -> None:
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:  # the client gave up (timeout test)
-            pass
-
-
-class _Serp(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, state: SerpState) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.state = state
-
-
-class SerpServer:
-    """`with SerpServer() as s:` → `s.url` for `websearch.base_url`, `s.state` to switch behaviour."""
-
-    def __init__(self) -> None:
-        self.state = SerpState()
-        self._server = _Serp(self.state)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> SerpServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
-def closed_port_url() -> str:
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return f"http://127.0.0.1:{port}"
 
 
 @functools.lru_cache(maxsize=1)

@@ -12,8 +12,8 @@ import pytest
 
 from tests.hostile.harness import all_log_text, make_assistant, provider_block
 from tests.hostile.injection import FAKE_KEYS, leaked_secrets
-from tests.hostile.servers import WebServer
 from tests.llm_server import Drop, Fail, LLMServer, Reply, Stall
+from tests.serp_server import SerpServer
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -46,7 +46,7 @@ def rig(tmp_path_factory, minilm, keys, server):
         "openai": provider_block("openai", "oa-model", server.openai_url, ["OPENAI_API_KEY"]),
         "local": provider_block("openai_compatible", "local-model", server.openai_url, []),
     }
-    with WebServer("http401") as web:
+    with SerpServer("http401") as web:
         yield make_assistant(root, minilm, library=lib, providers=providers, web_url=web.url,
                              llm_timeouts=(2.0, 2.0, 10.0)), web
 
@@ -106,8 +106,8 @@ def test_a_stalled_provider_and_failing_web_search_leak_no_key(rig, server, capl
     s = rig.assistant.new_session()
     s.always_web_search = True
     r = rig.turn(s, "What is the capital of Australia?")
-    assert web.calls, "web search was not called"
-    assert web.calls[-1]["query"].get("api_key") == [FAKE_KEYS["SERPAPI_API_KEY"]]
+    assert web.state.requests, "web search was not called"
+    assert web.state.requests[-1].get("api_key") == [FAKE_KEYS["SERPAPI_API_KEY"]]
     assert any("web" in n.lower() for n in r.notices), r.notices
     assert not _scan_all(rig, r, caplog), "a key leaked"
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from knowledge.beir import doc_file_text, doc_filename, doc_id_from_path, load_beir
-from knowledge.evaluate import METRICS, score_runs
-from tests.conftest import EVAL_DATA
+from knowledge.evaluate import METRICS
+from tests.conftest import EVAL_DATA, ROOT
 
 
 def _write_beir(folder, corpus, queries, qrels):
@@ -21,6 +24,27 @@ def _write_beir(folder, corpus, queries, qrels):
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
     lines = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t{s}" for q, d, s in qrels]
     (folder / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _score_runs_interpreted(qrels: dict, runs: dict) -> dict:
+    """`knowledge.evaluate.score_runs` in a child process with numba's compiler off: ranx's metric
+    code runs as plain Python, with the same results, and without the ~50 s compile a fresh install
+    pays on its first ranx call (cheap for a case this small)."""
+    code = (
+        "import json, sys; from knowledge.evaluate import score_runs; "
+        "qrels, runs = json.load(sys.stdin); print(json.dumps(score_runs(qrels, runs)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps([qrels, runs]),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
 
 
 def test_metrics_on_hand_made_qrels(tmp_path):
@@ -39,7 +63,7 @@ def test_metrics_on_hand_made_qrels(tmp_path):
             "q3": [],  # nothing retrieved
         }
     }
-    got = score_runs(ds.qrels, runs)["m"]
+    got = _score_runs_interpreted(ds.qrels, runs)["m"]
     assert set(got) == set(METRICS)
     l2 = math.log2
     q1 = {"ndcg": 1 / l2(3), "mrr": 0.5, "r5": 1.0, "r20": 1.0}

@@ -72,7 +72,7 @@ def browser():
 def switch_app(hark_app):
     """The app of `hark_app` answered by a loopback LLM, with web search on a loopback SerpAPI."""
     from assistant.config import ProviderSettings
-    from tests.assistant.turn_fixtures import SerpServer
+    from tests.serp_server import SerpServer
 
     with (
         LLMServer(default=Reply(CANNED, ttft=LLM_WAIT), max_lifetime=600) as llm,
