@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_app(cfg, share=args.share, host=args.host, port=args.port)
     if cmd == "ingest":
-        from knowledge.ingest import ingest_command
+        from ui.cli_ingest import ingest_command
 
         return ingest_command(
             cfg.embedder, cfg.store, cfg.ingest, cfg.lancedb_uri, [Path(p) for p in args.paths], rebuild=args.rebuild
@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_chat(cfg, voice=args.voice)
     if cmd == "transcribe":
-        from models.speech import transcribe_command
+        from ui.cli_models import transcribe_command
 
         return transcribe_command(cfg.speech, Path(args.audio))
     if cmd == "speak":
@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return speak_command(cfg.tts, args.text, Path(args.out) if args.out else None, args.language)
     if cmd == "eval" and args.what == "retrieval":
-        from knowledge.evaluate import eval_retrieval_command
+        from ui.cli_eval import eval_retrieval_command
 
         methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
         work = os.environ.get("HARK_EVAL_DIR")  # index cache; default <cache>/hark/eval
@@ -115,11 +115,11 @@ def _run(args: argparse.Namespace) -> int:
             limit=args.limit, work_dir=Path(work) if work else None,
         )
     if cmd == "eval" and args.what == "intents":
-        from models.intent import eval_intents_command
+        from ui.cli_eval import eval_intents_command
 
         return eval_intents_command(cfg.intent, Path(args.file), args.json_out, base_dir=cfg.base_dir)
     if cmd == "train-intents":
-        from models.intent_train import train_command
+        from ui.cli_models import train_command
 
         return train_command(cfg.intent, base_dir=cfg.base_dir)
     raise AssertionError(cmd)

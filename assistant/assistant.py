@@ -65,11 +65,14 @@ class Assistant:
         self._injected = {name for name, part in (("embedder", embedder), ("store", store)) if part is not None}
 
     # ---- start-up -------------------------------------------------------------------------------
-    def warm_up(self, *, speech: bool = True, tts: bool = True) -> None:
+    def warm_up(
+        self, *, speech: bool = True, tts: bool = True, on_loaded: Callable[[str], None] | None = None
+    ) -> None:
         """Load every model once (embedder, store, intent classifier, whisper, tts).
 
         A part that fails to load raises HarkError saying what to do. Safe to call repeatedly and
-        from several threads.
+        from several threads. `on_loaded(name)` runs after each part is ready (a benchmark reads
+        the memory each part adds there).
         """
         p = self.parts
         skip = {p.websearch} | ({p.transcriber} if not speech else set())
@@ -79,6 +82,8 @@ class Assistant:
             for part in wanted:
                 try:
                     part.get()
+                    if on_loaded is not None:
+                        on_loaded(part.name)
                 except HarkError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - turned into a message with what to do
@@ -214,8 +219,7 @@ class Assistant:
 
     def library_changed(self, *, refresh: bool = True) -> None:
         """After the library changed (or the models loaded): see the latest version now (`refresh`:
-        another process wrote it), read the search snapshot ahead of the next question, return the
-        heap's free pages and back the rest with huge pages (`runtime.huge_pages`, models/hugepages.py)."""
+        another process wrote it) and read the search snapshot ahead of the next question."""
         store = self.parts.store.peek()
         if store is not None:
             try:
@@ -224,11 +228,6 @@ class Assistant:
                 store.warm_up()
             except Exception as exc:  # noqa: BLE001 - the store still refreshes within refresh_seconds
                 log.warning("could not refresh the store after a library change: %s", exc)
-        from models.hugepages import collapse_heap, trim_heap
-
-        trim_heap()  # first: what is free goes back, and is not made a huge page below
-        if self.cfg.runtime.huge_pages:
-            collapse_heap()
 
     def documents(self) -> list[Any]:
         return list(self.parts.store.get().documents())
@@ -242,6 +241,11 @@ class Assistant:
         path = document_path(docs.get(hit.source_path), hit.source_path)
         return path, locate(path, hit.chunk_text, list(hit.pages))
 
+    def store(self) -> Any:
+        """The shared chunk store (opened now if needed), for tools that write chunks themselves
+        (benchmarks); call `library_changed()` after writing."""
+        return self.parts.store.get()
+
     def delete_document(self, source_path: str) -> None:
         with self._ingest_lock:
             try:
@@ -253,3 +257,7 @@ class Assistant:
     def synthesise(self, text: str) -> tuple[int, np.ndarray]:
         """Speech for `text` → (sample_rate, int16 samples). Raises HarkError when unavailable."""
         return self.parts.synthesiser.get().synthesise(text)
+
+    def synthesiser(self) -> Any:
+        """The speech synthesiser, loaded now (for `speak_stream`). Raises HarkError when unavailable."""
+        return self.parts.synthesiser.get()

@@ -124,15 +124,14 @@ class Components:
 
     # ---- factories (imports are lazy: torch, lancedb, faster-whisper load only when needed) ------
     def _make_embedder(self) -> Embedder:
-        from models.embedder import load_embedder
+        from knowledge.open_library import open_embedder
 
-        return load_embedder(self.cfg.embedder)
+        return open_embedder(self.cfg.embedder)
 
     def _make_store(self) -> ChunkStore:
-        from knowledge.store import ChunkStore
+        from knowledge.open_library import open_store
 
-        emb = self.embedder.get()
-        return ChunkStore.open(self.cfg.lancedb_uri, emb.identity, emb.dim, self.cfg.store)
+        return open_store(self.embedder.get(), self.cfg.store, self.cfg.lancedb_uri)
 
     def _make_retriever(self) -> Retriever:
         from knowledge.retrieve import Retriever

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.beir import BeirDataset, doc_id_from_path, load_beir, write_corpus
+from knowledge.beir import BeirDataset, doc_id_from_path, write_corpus
 from knowledge.rerank import DiffusionParams, DiffusionReranker
 from knowledge.retrieve import Retriever, SearchResults, build_pool
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
@@ -98,12 +98,12 @@ def index_dataset(
 ):
     """The dataset's corpus indexed through Hark's Ingestor + ChunkStore (cached in `work_dir`)."""
     from knowledge.ingest import Ingestor
-    from knowledge.store import ChunkStore
+    from knowledge.open_library import open_store
 
     folder = Path(work_dir) / f"{dataset.name}-{dataset.fingerprint()}-{_settings_key(ingest)}"
     corpus_dir = folder / "corpus"
     write_corpus(dataset, corpus_dir)
-    store = ChunkStore.open(str(folder / "lancedb"), embedder.identity, embedder.dim, store_settings)
+    store = open_store(embedder, store_settings, str(folder / "lancedb"))
     if store.count() == 0 or len(store.documents()) < len(dataset.corpus):
         t0 = time.perf_counter()
         report = Ingestor(store, embedder, ingest).ingest([corpus_dir])
@@ -264,14 +264,6 @@ def evaluate_dataset(
     return report, results
 
 
-def format_table(report: EvalReport) -> str:
-    head = f"{'method':<18}" + "".join(f"{m:>10}" for m in METRICS)
-    lines = [head, "-" * len(head)]
-    for name, scores in report.methods.items():
-        lines.append(f"{name:<18}" + "".join(f"{scores[m]:>10.4f}" for m in METRICS))
-    return "\n".join(lines)
-
-
 def limit_queries(dataset: BeirDataset, limit: int | None) -> BeirDataset:
     if not limit:
         return dataset
@@ -279,37 +271,3 @@ def limit_queries(dataset: BeirDataset, limit: int | None) -> BeirDataset:
     dataset.queries = {q: dataset.queries[q] for q in keep}
     dataset.qrels = {q: dataset.qrels[q] for q in keep}
     return dataset
-
-
-def eval_retrieval_command(
-    embedder_settings,
-    store_settings: StoreSettings,
-    ingest: IngestSettings,
-    retrieval: RetrievalSettings,
-    dataset_dir: Path,
-    methods: list[str] | None,
-    json_out: str | None,
-    *,
-    limit: int | None = None,
-    work_dir: Path | None = None,
-) -> int:
-    """`python launch.py eval retrieval --dataset DIR [--methods LIST] [--json OUT] [--limit N]`."""
-    from models.embedder import load_embedder
-    from models.weights import cache_dir
-
-    dataset = limit_queries(load_beir(dataset_dir), limit)
-    embedder = load_embedder(embedder_settings)
-    if embedder.is_fallback:
-        print(f"note: {embedder.fallback_reason}; evaluating with {embedder.identity}")
-    work = Path(work_dir) if work_dir else cache_dir() / "eval"
-    report, _ = evaluate_dataset(dataset, embedder, store_settings, ingest, retrieval, work, methods)
-    print(
-        f"{report.dataset}: {report.queries} queries, {report.corpus} documents, {report.chunks} chunks, "
-        f"embedder {report.embedder}, candidates {retrieval.candidates}"
-    )
-    print(format_table(report))
-    print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
-    if json_out:
-        Path(json_out).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {json_out}")
-    return 0

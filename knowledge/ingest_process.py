@@ -38,7 +38,6 @@ from models.errors import HarkError
 from models.runtime_env import ALWAYS
 
 if TYPE_CHECKING:
-    from models.embedder import Embedder
     from models.settings import EmbedderSettings
 
 log = logging.getLogger("knowledge.ingest_process")  # the same name in the child, run as __main__
@@ -285,36 +284,25 @@ def _exit_when_parent_goes() -> None:
 
 def _ingest(job: IngestJob, channel: _Channel) -> IngestReport:
     from knowledge.ingest import Ingestor
+    from knowledge.open_library import open_embedder, open_store
     from knowledge.settings import IngestSettings, StoreSettings
-    from knowledge.store import ChunkStore
+    from models.settings import EmbedderSettings
 
-    embedder = _embedder(job)
+    # the parent's embedder: MiniLM (configured, or CLIP's offline fallback) is built unloaded, so a
+    # run with nothing new to embed never loads a model, and CLIP is not tried again
+    embedder = open_embedder(EmbedderSettings(**job.embedder), identity=job.expect_identity)
     if job.expect_identity and embedder.identity != job.expect_identity:
         raise EmbedderMismatch(
             f"the indexing process loaded the embedder {embedder.identity}, the app uses {job.expect_identity}",
             "restart Hark so both load the same embedder",
         )
-    store = ChunkStore.open(job.uri, embedder.identity, embedder.dim, StoreSettings(**job.store))
+    store = open_store(embedder, StoreSettings(**job.store), job.uri)
     ingestor = Ingestor(store, embedder, IngestSettings(**job.ingest))
     return ingestor.ingest(
         [Path(p) for p in job.paths],
         rebuild=job.rebuild,
         progress=lambda f, m: channel.send(progress=[float(f), str(m)]),
     )
-
-
-def _embedder(job: IngestJob) -> Embedder:
-    """The parent's embedder. When the parent runs MiniLM (configured, or its offline fallback) it
-    is built unloaded: it loads on the first chunk to embed, so a run with nothing new to embed
-    never loads a model, and CLIP is not tried again."""
-    from models.embedder import MiniLMEmbedder, load_embedder
-    from models.settings import EmbedderSettings
-
-    settings = EmbedderSettings(**job.embedder)
-    minilm = MiniLMEmbedder(settings)
-    if job.expect_identity and job.expect_identity == minilm.identity:
-        return minilm
-    return load_embedder(settings)
 
 
 def configured_identities(settings: EmbedderSettings) -> set[str]:

@@ -6,7 +6,7 @@ so inference costs exactly one forward pass of the base model. Loading is lazy, 
 (`warm_up()`). `predict()` returns the raw prediction; the confidence threshold that sends an
 uncertain turn to `rag_search` is the router's decision (assistant/), not this module's.
 
-`eval_intents_command` is `python launch.py eval intents --file CSV [--json OUT]`.
+`evaluate(classifier, examples)` scores it on `text,label` rows (`launch.py eval intents`, ui/cli_eval.py).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from models.errors import HarkError, ModelLoadError
-from models.intent_data import LABELS, IntentExample, read_csv
+from models.errors import ModelLoadError
+from models.intent_data import LABELS, IntentExample
 from models.intent_runtime import LogitsRunner, make_runner
 from models.settings import IntentSettings
 from models.weights import minilm_path
@@ -221,36 +221,3 @@ def evaluate(classifier: IntentClassifier, examples: Sequence[IntentExample]) ->
         per_label_f1={lab: float(f) for lab, f in zip(labels, per_label, strict=True)},
         errors=[(e.text, t, p) for e, t, p in zip(examples, truth, predicted, strict=True) if t != p],
     )
-
-
-def format_report(result: IntentEvalResult, title: str = "", max_errors: int = 15) -> str:
-    short = {"rag_search": "rag", "web_search": "web", "greeting": "greet", "conversation_meta": "meta"}
-    names = [short.get(lab, lab) for lab in result.labels]
-    lines = [title] if title else []
-    n = sum(map(sum, result.confusion))
-    lines.append(f"rows: {n}   accuracy: {result.accuracy:.4f}   macro-F1: {result.macro_f1:.4f}")
-    lines.append("F1 per label: " + ", ".join(f"{lab} {f:.3f}" for lab, f in result.per_label_f1.items()))
-    lines.append("confusion (rows = true, columns = predicted):")
-    lines.append(f"{'':>8}" + "".join(f"{x:>8}" for x in names))
-    for name, row in zip(names, result.confusion, strict=True):
-        lines.append(f"{name:>8}" + "".join(f"{v:>8}" for v in row))
-    if result.errors and max_errors:
-        lines.append(f"misclassified ({len(result.errors)}, first {min(max_errors, len(result.errors))}):")
-        lines += [f"  {true:>17} → {pred:<17} {text!r}" for text, true, pred in result.errors[:max_errors]]
-    return "\n".join(lines)
-
-
-def eval_intents_command(settings: IntentSettings, file: Path, json_out: str | None, base_dir: Path) -> int:
-    """Print accuracy, macro-F1 and the 4×4 confusion matrix; optionally write them as JSON."""
-    examples = read_csv(Path(file))
-    result = evaluate(IntentClassifier(settings, base_dir), examples)
-    print(format_report(result, f"intent classifier on {file}"))
-    if json_out:
-        out = Path(json_out)
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise HarkError(f"could not write {out}: {exc}") from exc
-        print(f"wrote {out}")
-    return 0

@@ -1,4 +1,5 @@
-"""`python launch.py train-intents`: regenerate the dataset, LoRA fine-tune, write the adapter.
+"""Training the intent adapter (`python launch.py train-intents`): regenerate the dataset, LoRA
+fine-tune, write the adapter.
 
 The recipe (all values from `IntentSettings`): peft LoRA rank 8, alpha 16, dropout 0.05 on the
 attention query and key projections; every other base weight frozen; the classification head
@@ -20,6 +21,7 @@ import platform
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,8 @@ from typing import Any
 from models.intent import (
     LABEL_MAP_FILE,
     IntentClassifier,
+    IntentEvalResult,
     evaluate,
-    format_report,
     load_base,
     target_modules_for,
 )
@@ -220,7 +222,14 @@ def _latency(classifier: IntentClassifier, texts: list[str], repeats: int = 3) -
     }
 
 
-def train(settings: IntentSettings, base_dir: Path, latency_repeats: int = 3) -> TrainReport:
+def train(
+    settings: IntentSettings,
+    base_dir: Path,
+    latency_repeats: int = 3,
+    on_evaluated: Callable[[str, IntentEvalResult], None] | None = None,
+) -> TrainReport:
+    """Train, evaluate and write the adapter, its training log and model card. `on_evaluated(title,
+    result)` sees the test-split and external-file evaluations as soon as they are known."""
     import torch
 
     from models.intent_card import write_model_card
@@ -246,8 +255,9 @@ def train(settings: IntentSettings, base_dir: Path, latency_repeats: int = 3) ->
     test = evaluate(classifier, data["test"])
     ext = evaluate(classifier, external)
     unseen = evaluate(classifier, [e for e in external if e.text not in overlap])
-    print(format_report(test, "synthetic test split"))
-    print(format_report(ext, f"external file {settings.external_file}"))
+    if on_evaluated is not None:
+        on_evaluated("synthetic test split", test)
+        on_evaluated(f"external file {settings.external_file}", ext)
     report = TrainReport(
         settings=settings.model_dump(),
         n_train=len(train_rows),
@@ -270,14 +280,3 @@ def train(settings: IntentSettings, base_dir: Path, latency_repeats: int = 3) ->
     )
     write_model_card(report, adapter_dir / "MODEL_CARD.md")
     return report
-
-
-def train_command(settings: IntentSettings, base_dir: Path) -> int:
-    report = train(settings, Path(base_dir))
-    kept = report.runs[0]
-    print(
-        f"adapter written to {settings.adapter_dir} (best epoch {kept.best_epoch} of {len(kept.curve)}, "
-        f"{kept.seconds:.0f} s): test macro-F1 {report.test['macro_f1']:.4f}, "
-        f"external macro-F1 {report.external['macro_f1']:.4f}, p50 {report.latency_ms['p50']:.1f} ms"
-    )
-    return 0

@@ -13,8 +13,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -217,21 +216,3 @@ class Transcriber:
 
 def _has_words(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
-
-
-def transcribe_command(settings: SpeechSettings, path: Path, out: Any = None) -> int:
-    """`launch.py transcribe AUDIO`: print the transcript, then the seconds it took."""
-    import sys  # noqa: PLC0415
-
-    out = out or sys.stdout
-    transcriber = Transcriber(settings)
-    transcriber.prepare(path)  # a bad file fails before the model loads
-    transcriber.warm_up()
-    result = transcriber.transcribe(path)
-    print(result.text, file=out)
-    print(
-        f"({result.seconds:.2f} s for {result.duration:.1f} s of audio; model {settings.model}, "
-        f"{transcriber.device}/{transcriber.compute_type})",
-        file=out,
-    )
-    return 0

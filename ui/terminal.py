@@ -330,7 +330,7 @@ class Chat:
         from ui.recorder import RecorderError, play
 
         try:
-            synth = self.assistant.parts.synthesiser.get()
+            synth = self.assistant.synthesiser()
             for rate, samples in speak_stream(tokens, synth):
                 play(rate, samples)
         except (HarkError, RecorderError) as exc:

@@ -146,7 +146,7 @@ def test_nothing_written_outside_the_data_folder(ingested):
 
 def test_the_terminal_report_shows_names_without_escape_sequences(ingested):
     """`launch.py ingest` prints this report: a file name must not clear the screen or recolour it."""
-    from knowledge.ingest import format_report
+    from ui.cli_ingest import format_report
 
     text = format_report(ingested["report"])
     bad = [line for line in text.splitlines() if "\x1b" in line or "\x07" in line]

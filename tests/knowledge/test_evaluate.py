@@ -94,9 +94,9 @@ def test_not_a_beir_folder(tmp_path):
 @pytest.mark.slow
 def test_end_to_end_slice_through_the_real_store(tmp_path, minilm, capsys):
     """200 nq_oracle passages ingested by Hark; dense nDCG@10 equals an independent exact-cosine run."""
-    from knowledge.evaluate import eval_retrieval_command
     from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
     from models.settings import EmbedderSettings
+    from ui.cli_eval import eval_retrieval_command
 
     full = load_beir(EVAL_DATA / "nq_oracle")
     corpus = full.corpus[:200]

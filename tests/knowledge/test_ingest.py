@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge.ingest import Ingestor, format_report
+from knowledge.ingest import Ingestor
 from knowledge.settings import IngestSettings, StoreSettings
 from knowledge.store import ChunkStore, StoreWriteError
 from models.embedder import MiniLMEmbedder
@@ -20,6 +20,7 @@ from models.settings import EmbedderSettings
 from tests.conftest import ROOT
 from tests.knowledge.docs_factory import write_docx, write_encrypted_pdf, write_text_pdf
 from tests.knowledge.test_store import _make_read_only, _small_filesystem
+from ui.cli_ingest import format_report
 
 
 class CountingEmbedder:

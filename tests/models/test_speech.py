@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import pytest
 
 from bench.wer import normalise, wer
 from models.settings import SpeechSettings
-from models.speech import SpeechInputError, Transcriber, resolve_device, transcribe_command
+from models.speech import SpeechInputError, Transcriber, resolve_device
 from tests.audio_data import ROOT, espeak_wav, librivox_clips, shared_transcriber
 
 
@@ -163,15 +162,6 @@ def test_model_loads_once_under_concurrency(tmp_path):
         t.join()
     assert len(loads) == 1
     assert len(results) == 3 and all("young" in normalise(r) for r in results), results
-
-
-def test_transcribe_command_prints_text_and_seconds():
-    out = io.StringIO()
-    clip = librivox_clips()[4]  # "he might even have been made amiable himself"
-    assert transcribe_command(SpeechSettings(model="tiny.en"), clip.path, out=out) == 0
-    text, timing = out.getvalue().strip().splitlines()
-    assert "amiable" in normalise(text)
-    assert float(timing.strip("(").split(" s ")[0]) > 0
 
 
 def test_cli_bad_file_is_a_message_not_a_traceback(tmp_path):

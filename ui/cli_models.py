@@ -1,0 +1,42 @@
+"""`python launch.py transcribe AUDIO` and `python launch.py train-intents`: the model commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from models.settings import IntentSettings, SpeechSettings
+
+
+def transcribe_command(settings: SpeechSettings, path: Path, out: Any = None) -> int:
+    """Print the transcript, then the seconds it took."""
+    from models.speech import Transcriber
+
+    out = out or sys.stdout
+    transcriber = Transcriber(settings)
+    transcriber.prepare(path)  # a bad file fails before the model loads
+    transcriber.warm_up()
+    result = transcriber.transcribe(path)
+    print(result.text, file=out)
+    print(
+        f"({result.seconds:.2f} s for {result.duration:.1f} s of audio; model {settings.model}, "
+        f"{transcriber.device}/{transcriber.compute_type})",
+        file=out,
+    )
+    return 0
+
+
+def train_command(settings: IntentSettings, base_dir: Path) -> int:
+    """Regenerate the intent data, retrain the adapter, print its evaluations and a summary."""
+    from models.intent_train import train
+    from ui.cli_eval import format_intent_report
+
+    report = train(settings, Path(base_dir), on_evaluated=lambda title, r: print(format_intent_report(r, title)))
+    kept = report.runs[0]
+    print(
+        f"adapter written to {settings.adapter_dir} (best epoch {kept.best_epoch} of {len(kept.curve)}, "
+        f"{kept.seconds:.0f} s): test macro-F1 {report.test['macro_f1']:.4f}, "
+        f"external macro-F1 {report.external['macro_f1']:.4f}, p50 {report.latency_ms['p50']:.1f} ms"
+    )
+    return 0
