@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.runtime_env import prepare_process_env
+from models.runtime.env import prepare_process_env
 
 # Before anything imports torch, tokenizers or unstructured (see docs/install.md). Not offline: a
 # real user has the hub (the configured CLIP weights come from it).
@@ -14,7 +14,7 @@ import os  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from models.errors import HarkError  # noqa: E402
+from models.runtime.errors import HarkError  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:

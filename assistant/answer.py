@@ -38,7 +38,7 @@ from assistant.llm.chain import ChainResult, LLMChain, Switch
 from assistant.llm.extractive import EmbedFn, ExtractiveAnswerer
 from assistant.prompts.builder import PromptBuilder
 from knowledge.types import Hit
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from assistant.llm.base import Message
 from assistant.memory import Exchange
 from assistant.session import Session
 from assistant.turn import Turn
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

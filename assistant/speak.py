@@ -28,7 +28,7 @@ from typing import Protocol
 import numpy as np
 
 from assistant.speech_text import citation_span, clean, for_speech
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,6 @@ torch, tokenizers and numpy read them once, when first imported. `bench.common` 
 helpers.
 """
 
-from models.runtime_env import prepare_process_env
+from models.runtime.env import prepare_process_env
 
 prepare_process_env(offline=True)

@@ -57,7 +57,7 @@ def build_library(
     report = assistant.ingest([docs])
     print(f"ingested {len(corpus)} XQuAD paragraphs in {time.perf_counter() - t0:.1f} s "
           f"({report.total_chunks} chunks)", file=sys.stderr)
-    store = assistant.parts.store.get()
+    store = assistant.store()
     need = max(0, filler - store.count())
     if need:
         nq = jsonl(EVAL / "nq_oracle" / "corpus.jsonl")
@@ -151,12 +151,13 @@ def main() -> int:
                     help="clip-random: the mission's CLIP ViT-B-32 as THE embedder (random weights: the real "
                          "size and speed, meaningless answers) — the memory of a CLIP deployment")
     ap.add_argument("--keep", action="store_true", help="keep the temporary library folder")
-    ap.add_argument("--no-huge-pages", dest="huge_pages", action="store_false",
-                    help="runtime.huge_pages off (models/hugepages.py), for a side-by-side comparison")
+    ap.add_argument("--huge-pages", action="store_true",
+                    help="runtime.huge_pages on (models/runtime/heap.py), for a side-by-side comparison")
     args = ap.parse_args()
 
     from assistant.assistant import Assistant
     from assistant.config import load_config
+    from models.runtime.heap import settle_heap
     from tests.llm_server import LLMServer, Reply
 
     server = LLMServer(default=Reply("The answer is in the first block [1].", ttft=args.ttft), max_lifetime=3600)
@@ -179,18 +180,16 @@ def main() -> int:
         assistant = Assistant(cfg)
         t0 = time.perf_counter()
         rss = [("start", memory_mb()["VmRSS"])]
-        for part in (assistant.parts.embedder, assistant.parts.store, assistant.parts.retriever,
-                     assistant.parts.classifier, assistant.parts.transcriber, assistant.parts.chain,
-                     assistant.parts.answerer):
-            part.get_or_none()  # one at a time, to see what each adds to the resident size
-            rss.append((part.name, memory_mb()["VmRSS"]))
-        try:
-            assistant.warm_up(tts=False)
+        try:  # one part at a time, to see what each adds to the resident size
+            assistant.warm_up(tts=False, on_loaded=lambda name: rss.append((name, memory_mb()["VmRSS"])))
         except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
             print(f"warm-up incomplete: {exc}", file=sys.stderr)
-        print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.parts.loaded()}", file=sys.stderr)
+        settle_heap(cfg.runtime.huge_pages)  # as the app's wiring does after loading
+        print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.status()['models_loaded']}",
+              file=sys.stderr)
         queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs, args.filler_words)
         assistant.library_changed()  # as after an ingest in the app (the filler was written to the store directly)
+        settle_heap(cfg.runtime.huge_pages)
         random.Random(args.seed).shuffle(queries)
 
         # warm every path once (first-call costs are start-up, not per-turn)
@@ -218,8 +217,8 @@ def main() -> int:
             clip_mem = memory_mb()
 
         print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
-        print(f"runtime.huge_pages {args.huge_pages}; retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.parts.embedder.get().identity}; speech "
-              f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.parts.loaded()}")
+        print(f"runtime.huge_pages {args.huge_pages}; retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.status()['embedder']['identity']}; speech "
+              f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.status()['models_loaded']}")
         print(table("Typed questions", typed))
         print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))
         for name, rows, target in (("typed", typed, 60.0), ("voice", voice, 1000.0)):

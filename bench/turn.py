@@ -37,8 +37,8 @@ def main() -> int:
     from assistant.persona import Persona
     from assistant.routing import route
     from knowledge.ingest import Ingestor
-    from knowledge.store import ChunkStore
-    from models.embedder import MiniLMEmbedder
+    from knowledge.open_library import open_library
+    from models.runtime.errors import HarkError
 
     data = Path(args.dataset)
     corpus = [
@@ -64,9 +64,7 @@ def main() -> int:
     cfg._base_dir = tmp
     cfg.embedder.backend = "minilm"
     cfg.intent.adapter_dir = str(ROOT / cfg.intent.adapter_dir)
-    emb = MiniLMEmbedder(cfg.embedder)
-    emb.warm_up()
-    store = ChunkStore.open(cfg.lancedb_uri, emb.identity, emb.dim, cfg.store)
+    emb, store = open_library(cfg.embedder, cfg.store, cfg.lancedb_uri)
     t0 = time.perf_counter()
     Ingestor(store, emb, cfg.ingest).ingest([docs])
     print(
@@ -74,7 +72,11 @@ def main() -> int:
     )
 
     a = Assistant(cfg, embedder=emb, store=store)
-    a.parts.classifier.get_or_none()  # the committed intent classifier when there is one, else rules
+    try:  # the committed intent classifier when there is one, else rules
+        a.warm_up(speech=False, tts=False)
+    except HarkError as exc:
+        print(f"warm-up incomplete: {exc}", file=sys.stderr)
+    intent = "classifier" if a.status()["models_loaded"]["intent classifier"] else "rules"
     list(a.respond(a.new_session(), "warm-up question about the library"))  # loads lazily built parts
 
     stages: dict[str, list[float]] = defaultdict(list)
@@ -138,14 +140,14 @@ def main() -> int:
     rules_us = (time.perf_counter() - t) / len(texts) * 1e6
 
     print(f"\nturn stages over {len(queries)} questions (fresh session each; extractive answers; "
-          f"intent: {'classifier' if a.parts.classifier.loaded else 'rules'})")  # fmt: skip
+          f"intent: {intent})")  # fmt: skip
     print("| stage | median ms | p90 ms | n |\n|---|---|---|---|")
     for name in sorted(stages, key=lambda n: -statistics.median(stages[n])):
         v = stages[name]
         print(f"| {name} | {statistics.median(v):.1f} | {pct(v, 0.9):.1f} | {len(v)} |")
     print(f"| rewrite of a follow-up (heuristic) | {statistics.median(follow):.2f} | "
           f"{pct(follow, 0.9):.2f} | {len(follow)} |")  # fmt: skip
-    print(f"\nrouting (intent: {'classifier' if a.parts.classifier.loaded else 'rules'}; threshold {thr}; "
+    print(f"\nrouting (intent: {intent}; threshold {thr}; "
           f"web_min_confidence {cfg.routing.web_min_confidence}) — share sent to the documents:")  # fmt: skip
     print("| turns | classifier + threshold alone | whole pipeline |\n|---|---|---|")
     print(f"| {len(queries)} library questions (fresh session) | {routed['classifier alone']}/{len(queries)} | "

@@ -107,7 +107,7 @@ def main() -> None:
 
     from assistant.assistant import Assistant
     from assistant.config import load_config
-    from models.errors import HarkError
+    from models.runtime.errors import HarkError
     from tests.ui.conftest import free_port
     from ui.app import build_app, serve
     from ui.launch_plan import LaunchPlan

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from urllib.parse import quote, unquote
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 DOC_SUFFIX = ".txt"
 

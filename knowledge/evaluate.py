@@ -25,7 +25,7 @@ from knowledge.beir import BeirDataset, doc_id_from_path, write_corpus
 from knowledge.rerank import DiffusionParams, DiffusionReranker
 from knowledge.retrieve import Retriever, SearchResults, build_pool
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

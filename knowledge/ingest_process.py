@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from knowledge.ingest import FileResult, IngestReport
-from models.errors import HarkError
-from models.runtime_env import ALWAYS
+from models.runtime.env import ALWAYS
+from models.runtime.errors import HarkError
 
 if TYPE_CHECKING:
     from models.settings import EmbedderSettings

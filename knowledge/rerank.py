@@ -25,10 +25,10 @@ from typing import Literal
 
 import numpy as np
 
-from knowledge.blas import single_threaded_blas
 from knowledge.fusion import zscore
 from knowledge.settings import RerankSettings
 from knowledge.types import Hit
+from models.runtime.blas import single_threaded_blas
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
 from knowledge.types import Chunk, Hit
 from knowledge.vector_cache import StaleSnapshot, VectorCache, vector_matrix
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

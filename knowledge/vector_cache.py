@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from knowledge.blas import single_threaded_blas
+from models.runtime.blas import single_threaded_blas
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

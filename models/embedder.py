@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from models.embedder_onnx import SentenceEncoder, TorchEncoder, load_pipeline
-from models.errors import ModelLoadError
+from models.runtime.errors import ModelLoadError
 from models.settings import EmbedderSettings
 from models.weights import cache_dir, minilm_path
 

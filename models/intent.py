@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from models.errors import ModelLoadError
 from models.intent_data import LABELS, IntentExample
 from models.intent_runtime import LogitsRunner, make_runner
+from models.runtime.errors import ModelLoadError
 from models.settings import IntentSettings
 from models.weights import minilm_path
 

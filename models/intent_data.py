@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

@@ -91,7 +91,7 @@ class IntentSettings(_Strict):
 
 
 class RuntimeSettings(_Strict):
-    # once the models are loaded (and after each library change), back the resident heap with
-    # transparent huge pages (Linux 6.1+, models/hugepages.py): on virtual machines where the first
-    # touch of a page after an idle pause is slow, the embedding and intent stages run faster
-    huge_pages: bool = True
+    # opt-in: after loading and after each library change, back the resident heap with transparent
+    # huge pages (Linux 6.1+, models/runtime/heap.py). Helps only on virtual machines where the first
+    # touch of a page after an idle pause is slow; elsewhere it has nothing to win
+    huge_pages: bool = False

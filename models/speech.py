@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from models import audio as audio_io
-from models.errors import HarkError, ModelLoadError
+from models.runtime.errors import HarkError, ModelLoadError
 from models.settings import SpeechSettings
 from models.weights import whisper_model
 

@@ -28,7 +28,7 @@ from typing import Protocol
 
 import numpy as np
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from models.settings import TTSSettings
 from models.tts_piper import PiperEngine, PiperSpeakError, PiperUnavailableError
 

@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from models.settings import TTSSettings
 from models.weights import piper_voice
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from models.runtime_env import prepare_process_env
+from models.runtime.env import prepare_process_env
 
 prepare_process_env(offline=True)  # tests never reach the hub
 for _key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY", "SERPAPI_API_KEY"):

@@ -19,15 +19,16 @@ import gradio as gr
 from assistant.config import HarkConfig
 from assistant.events import AudioInput
 from assistant.memory import STRATEGIES
-from models.errors import HarkError
+from models.runtime.errors import HarkError
+from models.runtime.heap import settle_heap
 from ui.assets import CSS, HEAD
 from ui.chat import ChatState, evidence_html, run_turn
 from ui.launch_plan import LaunchPlan, launch_plan
-from ui.library import UploadGuard
-from ui.library_view import LibraryView
+from ui.library_tab import LibraryView
 from ui.page_view import citation_viewer
 from ui.render import status_markdown
 from ui.speaker import SpeechQueue, speak_sentences
+from ui.uploads import UploadGuard
 
 if TYPE_CHECKING:
     from assistant.assistant import Assistant
@@ -53,7 +54,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
     guard = UploadGuard(
         cfg.path(cfg.ui.library_dir), cfg.ui.max_upload_mb, cfg.ui.max_upload_files, cfg.ingest.extensions
     )
-    library = LibraryView(assistant, guard)
+    library = LibraryView(assistant, guard, after_change=lambda: settle_heap(cfg.runtime.huge_pages))
     profiles, strategies = _prompt_choices(cfg)
 
     def ensure(state: ChatState | None) -> ChatState:
@@ -316,6 +317,7 @@ def run_app(cfg: HarkConfig, share: bool, host: str | None, port: int | None) ->
     print("Hark: loading models…", file=sys.stderr, flush=True)
     assistant = Assistant(cfg)
     assistant.warm_up()
+    settle_heap(cfg.runtime.huge_pages)  # the loading's freed heap back to the system
     Path(cfg.path(cfg.ui.library_dir)).mkdir(parents=True, exist_ok=True)
     demo = build_app(assistant, cfg)
     if plan.auth is not None:

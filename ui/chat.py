@@ -26,7 +26,7 @@ from assistant.events import (
     Transcript,
 )
 from knowledge.types import Hit
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from ui.render import link_citations, meta_markdown, numbered_sources, sources_html
 from ui.rerank_chart import rerank_summary, rerank_svg
 from ui.speaker import SpeechQueue

@@ -9,9 +9,9 @@ from knowledge.beir import load_beir
 from knowledge.evaluate import METRICS, EvalReport, evaluate_dataset, limit_queries
 from knowledge.open_library import open_embedder
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
-from models.errors import HarkError
 from models.intent import IntentClassifier, IntentEvalResult, evaluate
 from models.intent_data import read_csv
+from models.runtime.errors import HarkError
 from models.settings import EmbedderSettings, IntentSettings
 
 _SHORT = {"rag_search": "rag", "web_search": "web", "greeting": "greet", "conversation_meta": "meta"}

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import numpy as np
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

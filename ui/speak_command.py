@@ -17,7 +17,7 @@ from typing import TextIO
 import numpy as np
 
 from assistant.speak import SentenceSplitter
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from models.settings import TTSSettings
 from models.tts import Synthesiser
 from ui.speaker import wav_bytes

@@ -35,7 +35,7 @@ from assistant.events import (
 from assistant.memory import STRATEGIES
 from assistant.session import Session
 from knowledge.types import Hit
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from assistant.config import PromptSettings
 from assistant.events import NOT_KNOWN
 from assistant.llm.base import Message
 from knowledge.types import Hit
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

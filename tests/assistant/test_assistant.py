@@ -194,7 +194,7 @@ def test_status_reports_parts_and_never_keys(tmp_path, library, monkeypatch):
 
 
 def test_warm_up_names_the_model_that_failed_and_what_to_do(tmp_path, library):
-    from models.errors import HarkError
+    from models.runtime.errors import HarkError
 
     cfg = make_config(tmp_path, library, intent__adapter_dir=str(tmp_path / "no-adapter"))
     a = Assistant(cfg, embedder=library.embedder, store=library.store)

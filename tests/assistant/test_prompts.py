@@ -10,7 +10,7 @@ from assistant.events import NOT_KNOWN, Notice
 from assistant.llm.chain import LLMChain
 from assistant.prompts.builder import PromptBuilder
 from knowledge.types import Hit
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from tests.assistant import llm_fixtures as fx
 from tests.assistant.llm_fixtures import MODELS, lease_hits, llm_settings
 from tests.llm_server import Reply

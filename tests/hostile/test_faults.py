@@ -125,7 +125,7 @@ def _top_text(store, minilm, q: str) -> str:
 
 def _clear_failure(exc_or_report) -> str:
     """The user-facing text of a failed write: a HarkError's message or the report's reasons."""
-    from models.errors import HarkError
+    from models.runtime.errors import HarkError
 
     if isinstance(exc_or_report, HarkError):
         return str(exc_or_report)
@@ -133,7 +133,7 @@ def _clear_failure(exc_or_report) -> str:
 
 
 def _write_fails_clearly(store, minilm, lib) -> str:
-    from models.errors import HarkError
+    from models.runtime.errors import HarkError
 
     try:
         report = _ingest(store, minilm, lib)

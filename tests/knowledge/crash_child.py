@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from models.runtime_env import prepare_process_env  # noqa: E402
+from models.runtime.env import prepare_process_env  # noqa: E402
 
 prepare_process_env(offline=True)
 

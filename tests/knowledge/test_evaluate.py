@@ -85,7 +85,7 @@ def test_doc_files_round_trip_ids():
 
 
 def test_not_a_beir_folder(tmp_path):
-    from models.errors import HarkError
+    from models.runtime.errors import HarkError
 
     with pytest.raises(HarkError, match="BEIR"):
         load_beir(tmp_path)

@@ -24,7 +24,7 @@ import pytest
 from assistant.assistant import Assistant
 from knowledge.ingest import Ingestor, IngestReport
 from knowledge.ingest_process import OOM_SCORE_ADJ, STARTING, IngestProcessError
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from tests.knowledge.docs_factory import write_docx, write_text_pdf
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,5 +1,4 @@
-"""Diffusion rerank: equality with NetworkX's personalized PageRank, variants, edge cases, fallback,
-and the LanceDB `Reranker` subclass on a real LanceDB table."""
+"""Diffusion rerank: equality with NetworkX's personalized PageRank, variants, edge cases, fallback."""
 
 from __future__ import annotations
 
@@ -247,77 +246,3 @@ def test_mode_off_is_identity():
     hits = _hits(_unit(rng, 5), [0.5, 0.4, 0.3, 0.2, 0.1])
     out = DiffusionReranker(RerankSettings(mode="off")).rerank(hits, top_k=2)
     assert [h.chunk_id for h in out.hits] == ["c0", "c1"] and out.hits[0].diffusion_score is None
-
-
-# --- the LanceDB Reranker subclass on a real table ---------------------------------------------
-
-
-@pytest.fixture
-def lance_table(tmp_path):
-    import lancedb
-
-    rng = np.random.default_rng(11)
-    n = 40
-    vecs = _unit(rng, n, dim=16).astype(np.float32)
-    words = ["apple", "river", "engine", "violin", "harbor"]
-    rows = [
-        {"chunk_id": f"c{i}", "text": f"{words[i % 5]} note {i}", "vector": vecs[i].tolist()}
-        for i in range(n)
-    ]
-    db = lancedb.connect(str(tmp_path / "db"))
-    tbl = db.create_table("t", data=rows)
-    tbl.create_index("text", config=lancedb.index.FTS())
-    return tbl, vecs
-
-
-def test_lancedb_reranker_vector_search_matches_direct_rerank(lance_table):
-    from knowledge.lancedb_reranker import DiffusionLanceReranker
-
-    tbl, vecs = lance_table
-    q = vecs[0] + 0.3 * vecs[1]
-    q = q / np.linalg.norm(q)
-    settings = RerankSettings(mode="paper")
-    out = (
-        tbl.search(q)
-        .distance_type("cosine")
-        .limit(25)
-        .rerank(DiffusionLanceReranker(settings, top_k=10), query_string="q")
-        .to_arrow()
-    )
-    assert len(out) == 10 and "_relevance_score" in out.column_names
-    # the same candidates reranked directly give the same order
-    plain = tbl.search(q).distance_type("cosine").limit(25).to_arrow()
-    hits = _hits(
-        [np.asarray(v) for v in plain["vector"].to_pylist()], (1 - plain["_distance"].to_numpy()).tolist()
-    )
-    for h, cid in zip(hits, plain["chunk_id"].to_pylist(), strict=True):
-        h.chunk_id = cid
-    direct = DiffusionReranker(settings).rerank(hits, top_k=10)
-    assert out["chunk_id"].to_pylist() == [h.chunk_id for h in direct.hits]
-    rel = out["_relevance_score"].to_pylist()
-    assert rel == sorted(rel, reverse=True)
-
-
-def test_lancedb_reranker_hybrid_and_fts(lance_table):
-    from knowledge.lancedb_reranker import DiffusionLanceReranker
-
-    tbl, vecs = lance_table
-    reranker = DiffusionLanceReranker(RerankSettings(mode="custom", fusion_weight=0.5, damping=0.5), top_k=7)
-    hybrid = (
-        tbl.search(query_type="hybrid").vector(vecs[3]).text("violin").limit(20).rerank(reranker).to_arrow()
-    )
-    assert len(hybrid) == 7 and "_relevance_score" in hybrid.column_names
-    assert len(set(hybrid["chunk_id"].to_pylist())) == 7
-    fts = tbl.search("violin", query_type="fts").limit(20).rerank(reranker).to_arrow()
-    assert 1 <= len(fts) <= 7
-    assert all("violin" in t for t in fts["text"].to_pylist())
-
-
-def test_lancedb_reranker_falls_back_without_vectors(lance_table):
-    from knowledge.lancedb_reranker import DiffusionLanceReranker
-
-    tbl, vecs = lance_table
-    reranker = DiffusionLanceReranker(RerankSettings(mode="paper"), top_k=5, vector_column="missing")
-    out = tbl.search(vecs[0]).distance_type("cosine").limit(10).rerank(reranker, query_string="q").to_arrow()
-    plain = tbl.search(vecs[0]).distance_type("cosine").limit(5).to_arrow()
-    assert out["chunk_id"].to_pylist() == plain["chunk_id"].to_pylist()

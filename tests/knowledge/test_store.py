@@ -17,7 +17,7 @@ from knowledge.manifest import DocumentInfo
 from knowledge.settings import StoreSettings
 from knowledge.store import ChunkStore, StoreWriteError, table_name
 from knowledge.types import Chunk
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 DIM = 32
 

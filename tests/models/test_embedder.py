@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from models.embedder import ClipEmbedder, MiniLMEmbedder, _windows, load_embedder
-from models.errors import ModelLoadError
+from models.runtime.errors import ModelLoadError
 from models.settings import EmbedderSettings
 
 FILLER = (

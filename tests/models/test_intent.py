@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from models.errors import HarkError, ModelLoadError
 from models.intent import IntentClassifier
 from models.intent_data import LABELS, build_dataset, generate, read_csv
+from models.runtime.errors import HarkError, ModelLoadError
 from models.settings import IntentSettings
 from tests.conftest import ROOT
 

@@ -178,7 +178,7 @@ def test_cli_bad_file_is_a_message_not_a_traceback(tmp_path):
 
 
 def test_an_unbundled_model_offline_is_a_clear_load_error(monkeypatch):
-    from models.errors import ModelLoadError
+    from models.runtime.errors import ModelLoadError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the hub is unreachable: only bundled or cached weights
     tr = Transcriber(SpeechSettings(model="hark-test/no-such-whisper-model"))

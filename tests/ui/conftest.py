@@ -92,7 +92,7 @@ def hark_app(tmp_path_factory):
 
     from assistant.assistant import Assistant
     from assistant.config import load_config
-    from models.errors import HarkError
+    from models.runtime.errors import HarkError
     from ui.app import build_app, serve
     from ui.launch_plan import LaunchPlan
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench.wer import normalise
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from models.settings import TTSSettings
 from tests.audio_data import ROOT, shared_transcriber
 from ui.speak_command import speak_command

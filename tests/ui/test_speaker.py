@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import wave
 
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from models.settings import TTSSettings
 from models.tts import Synthesiser
 from ui.speaker import SpeechQueue, speak_sentences

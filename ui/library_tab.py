@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import html
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from models.errors import HarkError
-from ui.library import StagedUploads, UploadGuard
+from models.runtime.errors import HarkError
+from ui.uploads import StagedUploads, UploadGuard
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,10 @@ def _md(text: Any) -> str:
 class LibraryView:
     COLUMNS = ("document", "chunks", "status", "error")
 
-    def __init__(self, assistant: Any, guard: UploadGuard) -> None:
+    def __init__(self, assistant: Any, guard: UploadGuard, after_change: Callable[[], Any] | None = None) -> None:
         self.assistant = assistant
         self.guard = guard
+        self.after_change = after_change or (lambda: None)  # the app's runtime hook (the heap)
 
     # ---- table ------------------------------------------------------------------------------------
     def _documents(self) -> list[Any]:
@@ -96,6 +97,8 @@ class LibraryView:
         except Exception:  # noqa: BLE001
             log.exception("delete %s failed", name)
             return self._outputs(f"⚠️ Could not delete {_md(name)}.")
+        finally:
+            self.after_change()
         removed = self.guard.remove(name) if self._uploaded(doc) else False
         note = " (and its uploaded copy)" if removed else ""
         return self._outputs(f"Deleted **{_md(name)}**{note}.")
@@ -129,6 +132,8 @@ class LibraryView:
         except Exception:  # noqa: BLE001 - never a traceback in the page
             log.exception("ingest failed")
             return ["⚠️ Indexing failed unexpectedly; the existing library is unchanged. See the log."]
+        finally:
+            self.after_change()
         return self._report_lines(report)
 
     @staticmethod

@@ -6,7 +6,7 @@ not read OMP_WAIT_POLICY). In a turn that steals a core from the next stage: an 
 through two BLAS threads makes the intent classifier and the query embedding of the same turn
 several times slower (one core pinned by `blas_thread_server`). These small products gain nothing
 from a second thread.
-`models.runtime_env` also sets OPENBLAS_NUM_THREADS=1 for Hark's own processes; this guard covers
+`models.runtime.env` also sets OPENBLAS_NUM_THREADS=1 for Hark's own processes; this guard covers
 every other caller of the library.
 """
 

@@ -1,4 +1,4 @@
-"""models/hugepages.py on this machine's real kernel and glibc: freed heap memory goes back to the
+"""models/runtime/heap.py on this machine's real kernel and glibc: freed heap memory goes back to the
 system, the resident heap becomes huge pages without growing, and a kernel that cannot do it gets a
 report instead of an error."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from models import hugepages
-from models.hugepages import collapse_heap, trim_heap
+from models.runtime import heap
+from models.runtime.heap import collapse_heap, trim_heap
 
 
 def _heap_kb() -> dict[str, int]:
@@ -26,7 +26,7 @@ def _heap_kb() -> dict[str, int]:
 
 
 def test_the_resident_heap_becomes_huge_pages_and_nothing_grows() -> None:
-    size, why = hugepages._support()
+    size, why = heap._support()
     blocks = [bytes([i % 251]) * (48 << 10) for i in range(2500)]  # ~120 MB of 48 KB heap allocations
     before = _heap_kb()
     report = collapse_heap()
@@ -49,10 +49,10 @@ def test_a_system_without_transparent_huge_pages_gets_a_reason(
 ) -> None:
     (tmp_path / "enabled").write_text("always madvise [never]\n")
     (tmp_path / "hpage_pmd_size").write_text("2097152\n")
-    monkeypatch.setattr(hugepages, "_THP", tmp_path)
+    monkeypatch.setattr(heap, "_THP", tmp_path)
     report = collapse_heap()
     assert not report.supported and "off" in report.reason and "huge pages not used" in str(report)
-    monkeypatch.setattr(hugepages, "_THP", tmp_path / "missing")
+    monkeypatch.setattr(heap, "_THP", tmp_path / "missing")
     assert "no transparent huge pages" in collapse_heap().reason
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ui.library import UploadGuard, sanitise_filename
+from ui.uploads import UploadGuard, sanitise_filename
 
 HOSTILE = [
     "../../etc/passwd.txt",

@@ -1,22 +1,24 @@
 """The process heap after the models load or the library changes: free pages returned to the system
-(`trim_heap`), the resident rest backed by transparent huge pages (`collapse_heap`).
+(`trim_heap`), and, opt-in, the resident rest backed by transparent huge pages (`collapse_heap`).
+`settle_heap(huge_pages)` does both, in that order; the app's wiring calls it after loading and
+after each ingest or deletion (ui/app.py), never the turn or the Assistant.
 
 Trim: loading models and reading the library's snapshot leave ~140 MB of freed but still resident
 memory in glibc's heap (measured with CLIP, 10k chunks: VmRSS 1932 → 1790 MB after `malloc_trim`).
 
-Huge pages — why: on a virtual machine that shadows page tables, the first touch of each 4 KB page
-after the CPU has been idle costs microseconds, and every turn starts idle: the previous answer's
-time to first token is ~200 ms of waiting. With the heap in 2 MB pages a query embedding after an
-idle pause costs about what it costs back to back (docs/results.md, "Process set-up").
+Huge pages (`runtime.huge_pages`, off by default) — when it helps: on a virtual machine that shadows
+page tables, the first touch of each 4 KB page after the CPU has been idle costs microseconds, and
+every turn starts idle (the previous answer's time to first token is ~200 ms of waiting). There, with
+the heap in 2 MB pages, a query embedding after an idle pause costs about what it costs back to back.
+On bare metal, or a VM with nested paging, there is nothing to win: leave it off.
 
-What: after the models are loaded (and after each library change), every aligned 2 MB block of the
-`[heap]` that is almost entirely resident gets `MADV_COLLAPSE` (Linux 6.1+): the kernel replaces its
-small pages by one huge page now. Blocks that are partly untouched are left alone, so the resident
-size grows by at most `1 - min_resident` of what is collapsed (measured: no growth). Nothing else
-changes: no `MADV_HUGEPAGE` flag, so memory allocated later keeps small pages and glibc's allocation
-pattern is untouched. Only the heap: collapsing the large anonymous mappings as well (the ONNX and
-CTranslate2 weights, the vector matrix) made whisper's transcription slower in 8 of 8 side-by-side
-runs and the embedding and intent stages no faster than the heap alone.
+What: every aligned 2 MB block of the `[heap]` that is almost entirely resident gets `MADV_COLLAPSE`
+(Linux 6.1+): the kernel replaces its small pages by one huge page now. Blocks that are partly
+untouched are left alone, so the resident size grows by at most `1 - min_resident` of what is
+collapsed. Nothing else changes: no `MADV_HUGEPAGE` flag, so memory allocated later keeps small pages
+and glibc's allocation pattern is untouched. Only the heap: collapsing the large anonymous mappings
+as well (the ONNX and CTranslate2 weights, the vector matrix) made whisper's transcription slower and
+the embedding and intent stages no faster than the heap alone.
 
 Not Linux, transparent huge pages off, or a kernel without MADV_COLLAPSE: nothing happens and the
 report says why. Never raises.
@@ -136,3 +138,10 @@ def trim_heap() -> bool:
         return bool(libc.malloc_trim(0))
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         return False
+
+
+def settle_heap(huge_pages: bool = False) -> HugePageReport | None:
+    """After the models load or the library changes: return the heap's free pages, then (only with
+    `huge_pages`) back the resident rest with huge pages. The report when it collapsed, else None."""
+    trim_heap()  # first: what is free goes back, and is not made a huge page
+    return collapse_heap() if huge_pages else None

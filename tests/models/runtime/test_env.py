@@ -1,4 +1,4 @@
-"""models/runtime_env.py: the process defaults are set before anything heavy is imported, a value the
+"""models/runtime/env.py: the process defaults are set before anything heavy is imported, a value the
 user exported wins, and only tests/benches (not the app) forbid the hub. Each case runs in a fresh
 interpreter with a clean environment, since these variables only matter at first import."""
 
@@ -51,7 +51,7 @@ def _child(code: str, **env: str) -> dict:
 
 
 def test_defaults_without_importing_anything_heavy():
-    got = _child("from models.runtime_env import prepare_process_env; prepare_process_env()")
+    got = _child("from models.runtime.env import prepare_process_env; prepare_process_env()")
     assert got["heavy"] == []
     assert got["env"] == {
         "OMP_WAIT_POLICY": "PASSIVE",
@@ -66,7 +66,7 @@ def test_defaults_without_importing_anything_heavy():
 
 def test_offline_forbids_the_hub_and_exported_values_win():
     got = _child(
-        "from models.runtime_env import prepare_process_env; prepare_process_env(offline=True)",
+        "from models.runtime.env import prepare_process_env; prepare_process_env(offline=True)",
         OMP_WAIT_POLICY="ACTIVE",
         HF_HUB_OFFLINE="0",
     )

@@ -12,7 +12,7 @@ Every value is a default (`os.environ.setdefault`): a variable the user exported
   needs (torch measured 5–12× slower on 2 cores without it; docs/install.md).
 - `OPENBLAS_NUM_THREADS=1`: numpy's OpenBLAS workers busy-wait after each call and ignore
   OMP_WAIT_POLICY; Hark's numpy products are small (a search's matrix-vector product, a 50 × 50 Gram
-  matrix), and two BLAS threads made the other stages of a turn 3–5× slower (knowledge/blas.py).
+  matrix), and two BLAS threads made the other stages of a turn 3–5× slower (models/runtime/blas.py).
   torch and ONNX Runtime have their own thread pools and are not affected.
 - `TOKENIZERS_PARALLELISM=false`: Hugging Face tokenizers' own Rust thread pool competes with torch
   for the same cores, and after a fork (a child process) it warns and can deadlock.
