@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return transcribe_command(cfg.speech, Path(args.audio))
     if cmd == "speak":
-        from ui.speak_command import speak_command
+        from ui.cli_speak import speak_command
 
         return speak_command(cfg.tts, args.text, Path(args.out) if args.out else None, args.language)
     if cmd == "eval" and args.what == "retrieval":

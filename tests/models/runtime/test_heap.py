@@ -66,3 +66,9 @@ def test_trim_returns_freed_heap_memory() -> None:
     after = _heap_kb()["Rss"]
     assert before - after >= 60 * 1024, (before, after)
     assert all(len(b) == 48 << 10 for b in keep)
+
+
+def test_settle_heap_collapses_only_when_asked() -> None:
+    assert heap.settle_heap() is None  # the default: trim only, no huge pages
+    report = heap.settle_heap(huge_pages=True)
+    assert report is not None and (report.supported or report.reason)

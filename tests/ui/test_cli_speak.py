@@ -16,7 +16,7 @@ from bench.wer import normalise
 from models.runtime.errors import HarkError
 from models.settings import TTSSettings
 from tests.audio_data import ROOT, shared_transcriber
-from ui.speak_command import speak_command
+from ui.cli_speak import speak_command
 
 TEXT = "The deposit is returned within thirty days [1], e.g. after the keys are back. See https://example.com."
 
