@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from knowledge.offline_nlp import ensure_offline_nlp
+from knowledge.visible_html import visible_html
 
 log = logging.getLogger(__name__)
 
@@ -310,55 +311,6 @@ def _load_docx(path: Path, max_unpacked_mb: float) -> LoadedDocument:
     except Exception as exc:  # noqa: BLE001 - python-docx raises many types on damaged files
         raise LoadFailed(f"could not read the DOCX: {type(exc).__name__}: {exc}") from exc
     return elements_to_document(elements, fallback_title=path.stem)
-
-
-_HIDDEN_TAGS = ("script", "style", "template", "noscript")
-_HIDDEN_STYLE = re.compile(r"(display\s*:\s*none|visibility\s*:\s*hidden)", re.IGNORECASE)
-
-
-def visible_html(text: str) -> str:
-    """The HTML without what a reader never sees: scripts, styles, templates, hidden elements.
-
-    Removes script/style/template/noscript elements, comments, elements with the `hidden` attribute,
-    `aria-hidden="true"`, or an inline style `display:none` / `visibility:hidden` (with their
-    children). Text that follows a removed element (its tail) is kept.
-    """
-    from lxml import etree
-    from lxml import html as lxml_html
-
-    try:
-        root = lxml_html.document_fromstring(text)
-    except (etree.ParserError, ValueError):
-        return text
-    doomed = [el for el in root.iter() if _is_hidden(el)]
-    for el in doomed:
-        parent = el.getparent()
-        if parent is None or not _attached(el, root):
-            continue
-        el.drop_tree()  # keeps the tail text
-    return lxml_html.tostring(root, encoding="unicode")
-
-
-def _is_hidden(el: Any) -> bool:
-    tag = el.tag if isinstance(el.tag, str) else ""
-    if not tag:  # comments and processing instructions
-        return True
-    if tag.lower() in _HIDDEN_TAGS:
-        return True
-    if el.get("hidden") is not None:
-        return True
-    if (el.get("aria-hidden") or "").strip().lower() == "true":
-        return True
-    return bool(_HIDDEN_STYLE.search(el.get("style") or ""))
-
-
-def _attached(el: Any, root: Any) -> bool:
-    node = el
-    while node is not None:
-        if node is root:
-            return True
-        node = node.getparent()
-    return False
 
 
 def _load_html(path: Path) -> LoadedDocument:
