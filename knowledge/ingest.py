@@ -43,6 +43,14 @@ class FileResult:
     seconds: float = 0.0
     reason: str = ""
     duplicates: int = 0  # chunks not stored because their text is already stored
+    same_as: str = ""  # the (first) file that already holds that text
+
+
+def _duplicate_note(kept: list[Chunk], dups: int, same_as: list[str]) -> str:
+    others = same_as[0] + (f" and {len(same_as) - 1} other file(s)" if len(same_as) > 1 else "")
+    if not kept:
+        return f"same text as {others}: nothing new to index"
+    return f"{dups} passage(s) with the same text as {others} not stored twice"
 
 
 @dataclass
@@ -198,20 +206,23 @@ class _Run:
             self._not_indexed(cand, fhash, "failed", exc.reason, t0)
             return
         chunks = chunk_document(doc, sp, fhash, self.settings.chunk_words, self.settings.overlap_words)
-        kept, dups = self._dedup(sp, chunks)
+        kept, dups, same_as = self._dedup(sp, chunks)
         fresh = old is None or old.status != "indexed"
         status = "added" if fresh and self.stored_counts.get(sp, 0) == 0 else "updated"
+        notes = [*doc.notes, _duplicate_note(kept, dups, same_as)] if same_as else list(doc.notes)
         info = DocumentInfo(
             source_path=sp,
             title=doc.title,
             chunks=len(kept),
             file_hash=fhash,
             status="indexed",
-            error="; ".join(doc.notes),
+            error="; ".join(notes),
             root=str(cand.root),
             duplicates=dups,
         )
-        res = FileResult(sp, status, chunks=len(kept), duplicates=dups, reason="; ".join(doc.notes))
+        res = FileResult(
+            sp, status, chunks=len(kept), duplicates=dups, reason="; ".join(notes), same_as=same_as[0] if same_as else ""
+        )
         if dups and not force:  # its text may be freed later this run (a renamed or moved file)
             self.deferred.append(cand)
         if sp in self.pending.chunks:  # the same relative path under two roots: commit the first
@@ -229,22 +240,28 @@ class _Run:
         if p.n_chunks >= self.settings.write_batch_size or due:
             self.flush()
 
-    def _dedup(self, sp: str, chunks: list[Chunk]) -> tuple[list[Chunk], int]:
+    def _dedup(self, sp: str, chunks: list[Chunk]) -> tuple[list[Chunk], int, list[str]]:
+        """The chunks whose text is not stored yet, how many were dropped, and the files that hold
+        the dropped text (for "same text as FILE")."""
         for h in self.owned.pop(sp, set()):  # this file's old text no longer counts
             if self.owners.get(h) == sp:
                 del self.owners[h]
                 self.released = True
         kept: list[Chunk] = []
         mine: set[str] = set()
+        elsewhere: dict[str, None] = {}
         for c in chunks:
-            if c.text_hash in mine or c.text_hash in self.owners:
+            if c.text_hash in mine:
+                continue
+            if c.text_hash in self.owners:
+                elsewhere[self.owners[c.text_hash]] = None
                 continue
             mine.add(c.text_hash)
             kept.append(c)
         for h in mine:
             self.owners[h] = sp
         self.owned[sp] = mine
-        return kept, len(chunks) - len(kept)
+        return kept, len(chunks) - len(kept), list(elsewhere)
 
     def _embed_pending(self) -> None:
         """Embed every pending file's chunks not embedded yet, in one batch across files."""

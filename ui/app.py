@@ -222,6 +222,10 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
                     pick = gr.Dropdown(label="Document", choices=library.names(), elem_id="doc-pick", scale=4)
                     delete = gr.Button("Delete document", variant="stop", elem_id="delete-doc", scale=1)
                     reindex = gr.Button("Re-index library", elem_id="reindex", scale=1)
+                    drop_failed = gr.Button("Remove failed files", elem_id="remove-failed", scale=1)
+                with gr.Row(visible=False, elem_id="confirm-delete") as confirm_row:
+                    confirm = gr.Button("Yes, delete it", variant="stop", elem_id="confirm-delete-yes")
+                    cancel = gr.Button("Cancel", elem_id="confirm-delete-no")
             with gr.Tab("Settings", id="settings-tab"):
                 web = gr.Checkbox(label="Always search the web", elem_id="always-web")
                 memory = gr.Dropdown(MEMORY_CHOICES, label="Memory strategy", elem_id="memory")
@@ -276,7 +280,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
         folder.upload(library.add, folder, lib_out, api_name=False).then(
             lambda: None, None, folder, api_name=False, queue=False
         )
-        delete.click(library.delete, pick, lib_out, api_name=False)
+        delete.click(library.ask_delete, pick, [report, confirm_row], api_name=False, queue=False)
+        confirm.click(library.delete, pick, lib_out, api_name=False).then(
+            lambda: gr.update(visible=False), None, confirm_row, api_name=False, queue=False
+        )
+        cancel.click(lambda: ("", gr.update(visible=False)), None, [report, confirm_row], api_name=False, queue=False)
+        drop_failed.click(library.remove_failed, None, lib_out, api_name=False)
         reindex.click(library.reindex, None, lib_out, api_name=False)
         refresh.click(status_text, None, status, queue=False, api_name=False)
         demo.load(on_load, state, [state, web, memory, reasoning, profile, speak_box, status], api_name=False)

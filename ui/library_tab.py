@@ -86,22 +86,44 @@ class LibraryView:
         lines = ["**Re-indexing the library folder.**"] + self._ingest([folder], progress)
         return self._outputs("\n".join(lines))
 
+    def ask_delete(self, name: str | None) -> tuple[str, Any]:
+        """First step of a deletion: say what will go, and show the confirm/cancel buttons."""
+        if not name:
+            return "Choose a document to delete.", gr.update(visible=False)
+        doc = next((d for d in self._documents() if _get(d, "source_path") == name), None)
+        copy = " and its uploaded copy" if self._uploaded(doc) else ""
+        return (
+            f"Delete **{_md(name)}**? Its passages{copy} will be removed from the library.",
+            gr.update(visible=True),
+        )
+
+    def remove_failed(self) -> tuple:
+        """Remove every failed or skipped file from the table (and its uploaded copy)."""
+        bad = [d for d in self._documents() if str(_get(d, "status", default="")) in ("failed", "skipped")]
+        if not bad:
+            return self._outputs("No failed files to remove.")
+        lines = [self._delete_one(str(_get(d, "source_path"))) for d in bad]
+        return self._outputs(f"**Removed {len(bad)} failed file(s).**\n" + "\n".join(f"- {ln}" for ln in lines))
+
     def delete(self, name: str | None) -> tuple:
         if not name:
             return self._outputs("Choose a document to delete.")
+        return self._outputs(self._delete_one(name))
+
+    def _delete_one(self, name: str) -> str:
         doc = next((d for d in self._documents() if _get(d, "source_path") == name), None)
         try:
             self.assistant.delete_document(name)
         except HarkError as exc:
-            return self._outputs(f"⚠️ Could not delete {_md(name)}: {_md(exc.message)}")
+            return f"⚠️ Could not delete {_md(name)}: {_md(exc.message)}"
         except Exception:  # noqa: BLE001
             log.exception("delete %s failed", name)
-            return self._outputs(f"⚠️ Could not delete {_md(name)}.")
+            return f"⚠️ Could not delete {_md(name)}."
         finally:
             self.after_change()
         removed = self.guard.remove(name) if self._uploaded(doc) else False
         note = " (and its uploaded copy)" if removed else ""
-        return self._outputs(f"Deleted **{_md(name)}**{note}.")
+        return f"Deleted **{_md(name)}**{note}."
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _uploaded(self, doc: Any) -> bool:
@@ -119,6 +141,8 @@ class LibraryView:
             lines.append(f"⚠️ {_md(staged.message)}")
         for r in staged.rejected:
             lines.append(f"- ⚠️ **{_md(r.name)}** — not added: {_md(r.reason)}")
+        for given, saved in staged.renamed:
+            lines.append(f"- ✏️ **{_md(given)}** was saved as **{_md(saved)}** (a safe file name)")
         return lines
 
     def _ingest(self, paths: list[Path], progress: gr.Progress) -> list[str]:
@@ -144,11 +168,15 @@ class LibraryView:
             name = _get(f, "source_path", "path", "name", default="?")
             status = str(_get(f, "status", default=""))
             chunks = _get(f, "chunks", default=0)
-            reason = _get(f, "reason", "error", default="")
+            reason = str(_get(f, "reason", "error", default="") or "")
+            same_as = str(_get(f, "same_as", default="") or "")
             if status == "failed":
                 lines.append(f"- ⚠️ **{_md(name)}** — failed: {_md(reason or 'unknown error')}")
+            elif same_as and not chunks:
+                lines.append(f"- ♻️ **{_md(name)}** — same text as **{_md(same_as)}**: nothing new to index")
             else:
-                lines.append(f"- ✅ **{_md(name)}** — {_md(status)} ({chunks} chunks)")
+                note = f" — {_md(reason)}" if reason else ""
+                lines.append(f"- ✅ **{_md(name)}** — {_md(status)} ({chunks} chunks){note}")
         ok = sum(1 for f in files if str(_get(f, "status", default="")) != "failed")
         head = f"**Indexed {ok} of {len(files)} files.**" if files else "**Nothing to index.**"
         return [head, *lines]

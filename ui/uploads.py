@@ -61,6 +61,7 @@ class Rejected:
 class StagedUploads:
     saved: list[Path] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (name given, name saved) when they differ
     message: str = ""  # a batch-level refusal (e.g. too many files), empty when the batch was accepted
 
 
@@ -111,6 +112,9 @@ class UploadGuard:
                 continue
             used.add(safe)
             result.saved.append(target)
+            given = re.split(r"[\\/]", str(original))[-1]
+            if given != target.name:
+                result.renamed.append((given, target.name))
         return result
 
     def _check(self, tmp: Path, safe: str) -> str | None:

@@ -141,11 +141,14 @@ def test_duplicates_are_stored_once_and_restored_when_the_original_goes(tmp_path
     report = ing.ingest([lib])
     res = report.by_path()
     assert res["a.txt"].chunks == 1 and res["b.txt"].chunks == 0 and res["b.txt"].duplicates == 1
+    assert res["b.txt"].same_as == "a.txt" and res["b.txt"].reason.startswith("same text as a.txt")
+    assert res["a.txt"].same_as == "" and res["a.txt"].reason == ""
     assert store.count() == 1
     (lib / "a.txt").unlink()
     later = ing.ingest([lib]).by_path()
     assert later["a.txt"].status == "removed"
     assert later["b.txt"].status == "updated" and later["b.txt"].chunks == 1
+    assert later["b.txt"].same_as == "" and "same text" not in later["b.txt"].reason
     assert [h.source_path for h in store.search(minilm.embed_query("where is the spare key"), 5)] == ["b.txt"]
 
 

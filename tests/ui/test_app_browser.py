@@ -150,8 +150,12 @@ def test_upload_a_document_then_ask_about_it(browser, hark_app, tmp_path):
     page.get_by_role("tab", name="Library").click()
     page.locator("#doc-pick input").click()
     page.get_by_role("option", name="dishwasher warranty.txt").click()
-    page.locator("#delete-doc").click()
+    page.locator("#delete-doc").click()  # asks first; nothing is deleted yet
+    page.locator("#ingest-report", has_text="will be removed from the library").wait_for(timeout=30_000)
+    assert (hark_app.library_dir / "dishwasher warranty.txt").is_file()
+    page.locator("#confirm-delete-yes").click()
     page.locator("#ingest-report", has_text="Deleted").wait_for(timeout=30_000)
+    page.locator("#confirm-delete-yes").wait_for(state="hidden", timeout=10_000)
     assert "dishwasher warranty.txt" not in page.locator("#docs").inner_text()
     assert not (hark_app.library_dir / "dishwasher warranty.txt").exists()
     assert "dishwasher warranty.txt" not in [d.source_path for d in hark_app.assistant.documents()]
