@@ -24,6 +24,7 @@ from assistant.llm.base import Message
 from assistant.memory import Exchange
 from assistant.session import Session
 from assistant.turn import Turn
+from assistant.watch import FolderWatcher
 from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class Assistant:
         )
         self._warm_lock = threading.Lock()
         self._ingest_lock = threading.Lock()
+        self._watcher: FolderWatcher | None = None
         # an injected store cannot be rebuilt by an ingest child; an injected embedder is checked by identity
         self._injected = {name for name, part in (("embedder", embedder), ("store", store)) if part is not None}
 
@@ -228,6 +230,19 @@ class Assistant:
                 store.warm_up()
             except Exception as exc:  # noqa: BLE001 - the store still refreshes within refresh_seconds
                 log.warning("could not refresh the store after a library change: %s", exc)
+
+    def watch(self, folder: Path) -> bool:
+        """Keep `folder` in sync while this Assistant lives: ingested now, then again within seconds
+        of any change to its files (assistant/watch.py). False when it is already watched."""
+        with self._warm_lock:
+            if self._watcher is None:
+                self._watcher = FolderWatcher(lambda paths: self.ingest(paths), self.cfg.ingest.extensions)
+        return self._watcher.add(Path(folder))
+
+    @property
+    def watcher(self) -> FolderWatcher | None:
+        """The folder watcher, once a folder is watched (its `folders()`, `syncs`, `version`)."""
+        return self._watcher
 
     def documents(self) -> list[Any]:
         return list(self.parts.store.get().documents())
