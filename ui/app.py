@@ -50,7 +50,9 @@ def _prompt_choices(cfg: HarkConfig) -> tuple[list[str], list[str]]:
         return [cfg.prompts.profile], [cfg.prompts.reasoning]
 
 
-def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
+def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = True) -> gr.Blocks:
+    """`server_folders`: the Library tab may watch folders of this computer (only for an app
+    without a login, i.e. local and not shared: see launch_plan)."""
     guard = UploadGuard(
         cfg.path(cfg.ui.library_dir), cfg.ui.max_upload_mb, cfg.ui.max_upload_files, cfg.ingest.extensions
     )
@@ -223,6 +225,15 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
                     delete = gr.Button("Delete document", variant="stop", elem_id="delete-doc", scale=1)
                     reindex = gr.Button("Re-index library", elem_id="reindex", scale=1)
                     drop_failed = gr.Button("Remove failed files", elem_id="remove-failed", scale=1)
+                with gr.Row(visible=server_folders):
+                    watch_path = gr.Textbox(
+                        label="Keep a folder of this computer in sync", elem_id="watch-path", scale=4,
+                        placeholder="/home/me/Documents/handbooks",
+                    )
+                    watch_add = gr.Button("Watch folder", elem_id="watch-add", scale=1)
+                watch_status = gr.Markdown(elem_id="watch-status", visible=server_folders)
+                watch_seen = gr.State(0)
+                watch_timer = gr.Timer(2.0, active=server_folders)
                 with gr.Row(visible=False, elem_id="confirm-delete") as confirm_row:
                     confirm = gr.Button("Yes, delete it", variant="stop", elem_id="confirm-delete-yes")
                     cancel = gr.Button("Cancel", elem_id="confirm-delete-no")
@@ -286,6 +297,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig) -> gr.Blocks:
         )
         cancel.click(lambda: ("", gr.update(visible=False)), None, [report, confirm_row], api_name=False, queue=False)
         drop_failed.click(library.remove_failed, None, lib_out, api_name=False)
+        if server_folders:
+            watch_add.click(library.watch, watch_path, [report, watch_status], api_name=False)
+            watch_timer.tick(
+                library.watch_tick, watch_seen, [watch_status, docs, pick, watch_seen], api_name=False,
+                show_progress="hidden",
+            )
         reindex.click(library.reindex, None, lib_out, api_name=False)
         refresh.click(status_text, None, status, queue=False, api_name=False)
         demo.load(on_load, state, [state, web, memory, reasoning, profile, speak_box, status], api_name=False)
@@ -328,7 +345,7 @@ def run_app(cfg: HarkConfig, share: bool, host: str | None, port: int | None) ->
     assistant.warm_up()
     settle_heap(cfg.runtime.huge_pages)  # the loading's freed heap back to the system
     Path(cfg.path(cfg.ui.library_dir)).mkdir(parents=True, exist_ok=True)
-    demo = build_app(assistant, cfg)
+    demo = build_app(assistant, cfg, server_folders=plan.auth is None)
     if plan.auth is not None:
         user, password = plan.auth
         if plan.generated_password:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import logging
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,45 @@ class LibraryView:
         removed = self.guard.remove(name) if self._uploaded(doc) else False
         note = " (and its uploaded copy)" if removed else ""
         return f"Deleted **{_md(name)}**{note}."
+
+    # ---- watched folders --------------------------------------------------------------------------
+    def watch(self, path: str | None) -> tuple[str, str]:
+        """Start keeping a folder of this computer in sync; → (message, watch status)."""
+        folder = Path(str(path or "").strip()).expanduser()
+        if not str(path or "").strip():
+            return "Type the path of a folder on this computer.", self.watch_status()
+        try:
+            added = self.assistant.watch(folder)
+        except (OSError, HarkError) as exc:
+            return f"⚠️ Cannot watch {_md(folder)}: {_md(getattr(exc, 'message', None) or exc)}", self.watch_status()
+        said = "Watching" if added else "Already watching"
+        return f"{said} **{_md(folder)}**: it is indexed now and again within seconds of any change.", self.watch_status()
+
+    def watch_status(self) -> str:
+        watcher = getattr(self.assistant, "watcher", None)
+        if watcher is None or not watcher.folders():
+            return "No folder is watched."
+        lines = ["**Kept in sync:** " + ", ".join(_md(f) for f in watcher.folders()), ""]
+        for sync in watcher.syncs[:1]:
+            when = time.strftime("%H:%M:%S", time.localtime(sync.at))
+            if sync.error:
+                lines.append(f"⚠️ {when} {_md(sync.folder.name)}: {_md(sync.error)}")
+            elif sync.report is not None:
+                changed = [f for f in sync.report.files if f.status != "unchanged"]
+                t = sync.report.totals
+                summary = ", ".join(f"{n} {k}" for k, n in t.items() if n) or "nothing to do"
+                lines.append(f"Last sync of {_md(sync.folder.name)} at {when}: {summary}.")
+                lines += self._report_lines(type(sync.report)(files=changed))[1:]
+        return "\n".join(lines)
+
+    def watch_tick(self, seen: int | None) -> tuple:
+        """Redraw the table and the status after a sync (a timer calls this every few seconds)."""
+        watcher = getattr(self.assistant, "watcher", None)
+        version = watcher.version if watcher is not None else 0
+        if version == (seen or 0):
+            return gr.skip(), gr.skip(), gr.skip(), seen
+        rows = self.rows()
+        return self.watch_status(), rows, gr.update(choices=[r[0] for r in rows]), version
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _uploaded(self, doc: Any) -> bool:

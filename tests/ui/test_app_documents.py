@@ -1,6 +1,6 @@
-"""A citation opens its document at the cited page with the passage highlighted: the real app with a
-PDF library, in Debian Chromium (Playwright). The highlight in the page image is checked against
-pypdfium2's character boxes of the passage."""
+"""Documents in the real app, in Debian Chromium (Playwright): a citation opens its PDF at the cited
+page with the passage highlighted (checked against pypdfium2's character boxes of the passage), and
+a folder watched from the Library tab stays in sync while the app runs."""
 
 from __future__ import annotations
 
@@ -54,6 +54,8 @@ def pdf_app(tmp_path_factory):
     demo = build_app(assistant, cfg)
     url, _ = serve(demo, cfg, LaunchPlan("127.0.0.1", free_port(), False, None), block=False)
     yield url, pdf
+    if assistant.watcher is not None:
+        assistant.watcher.stop()
     demo.close()
 
 
@@ -125,3 +127,33 @@ def test_a_citation_opens_the_pdf_page_with_the_passage_highlighted(pdf_app, art
         image.wait_for(timeout=30_000)
         assert image.get_attribute("data-page") == "2"
         page.screenshot(path=str(artifacts / "citation_viewer.png"))
+
+
+def test_a_folder_watched_from_the_library_tab_follows_its_files(pdf_app, tmp_path):
+    url, _pdf = pdf_app
+    folder = tmp_path / "synced"
+    folder.mkdir()
+    (folder / "boiler.md").write_text("# Boiler\n\nThe boiler is serviced every October by Hanna.\n")
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1360, "height": 1000})
+        page.goto(url)
+        page.get_by_role("tab", name="Library").click()
+        page.locator("#watch-path textarea, #watch-path input").first.fill(str(folder))
+        page.locator("#watch-add").click()
+        page.locator("#docs", has_text="boiler.md").wait_for(timeout=TIMEOUT)
+        assert str(folder) in page.locator("#watch-status").inner_text()
+
+        (folder / "bins.txt").write_text("The recycling is collected every Thursday morning by Rota Green.\n")
+        page.locator("#docs", has_text="bins.txt").wait_for(timeout=TIMEOUT)  # no click: the timer redraws
+        assert "1 added" in page.locator("#watch-status").inner_text()
+        (folder / "boiler.md").unlink()
+        page.wait_for_function(
+            "() => !document.querySelector('#docs').innerText.includes('boiler.md')", timeout=TIMEOUT
+        )
+
+        page.get_by_role("tab", name="Chat").click()
+        box = page.locator("#question textarea")
+        box.fill("When is the recycling collected?")
+        box.press("Enter")
+        page.locator("#evidence .hark-source.cited", has_text="bins.txt").wait_for(timeout=TIMEOUT)
+        assert "Thursday" in page.locator("#chat [data-testid='bot']").last.inner_text()
