@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from assistant.assistant import Assistant
-from ui.uploads import UploadGuard, sanitise_filename
 from ui.library_tab import LibraryView, _md
+from ui.uploads import UploadGuard, sanitise_filename
 
 
 def _progress(*_args, **_kwargs) -> None:
