@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from assistant.events import AudioInput
+from assistant.routing import rule_intent
 from models.speech import SpeechInputError
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,13 @@ class Heard:
     seconds: float = 0.0  # recognition wall time (audio)
     audio_seconds: float | None = None  # length of the recording (audio)
     confidence: SpeechConfidence | None = None
+    speech_seconds: float | None = None  # how much of the recording was speech (audio)
+
+    def unsure_greeting(self, short_speech_seconds: float) -> bool:
+        """A short utterance classified as a greeting that the greeting rules do not confirm: a
+        clipped word heard as "Another one." is not a greeting, so it is asked again."""
+        short = self.speech_seconds is not None and self.speech_seconds < short_speech_seconds
+        return self.input == "audio" and short and rule_intent(self.text) != "greeting"
 
 
 @dataclass(frozen=True)
@@ -66,4 +74,6 @@ def hear(user_input: str | AudioInput, transcriber: Any) -> Heard | NotHeard:
     text = " ".join((result.text or "").split())
     if not text:
         return NotHeard(DIDNT_CATCH, audio_seconds=audio_seconds)
-    return Heard(text, "audio", float(result.seconds), audio_seconds)
+    confidence = SpeechConfidence(getattr(result, "avg_logprob", None), getattr(result, "no_speech_prob", None))
+    speech = getattr(result, "speech_seconds", None)
+    return Heard(text, "audio", float(result.seconds), audio_seconds, confidence, speech)

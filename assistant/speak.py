@@ -83,7 +83,11 @@ class SentenceSplitter:
             end, wait_at = self._next_boundary()
             if self.first_clause_words and self._spoken_words < self.min_clause_words:
                 clause = self._clause_boundary()
-                if clause is not None and (end is None or clause < end) and (wait_at is None or clause <= wait_at):
+                if (
+                    clause is not None
+                    and (end is None or clause < end)
+                    and (wait_at is None or clause <= wait_at)
+                ):
                     end = clause
             if end is None:
                 end = self._soft_boundary()
@@ -131,7 +135,9 @@ class SentenceSplitter:
             clause_mark = bare[-1:] in (",", ";", ":") or bare in ("–", "—", "-")
             if clause_mark and words >= self.min_clause_words:
                 return m.end()
-            if words >= self.first_clause_words + 4 or (words >= self.first_clause_words and not _leans(bare)):
+            if words >= self.first_clause_words + 4 or (
+                words >= self.first_clause_words and not _leans(bare)
+            ):
                 nxt = len(buf) - len(buf[m.end() :].lstrip())
                 if nxt == len(buf):
                     return None  # what follows decides: a citation or full stop stays with this word

@@ -88,7 +88,11 @@ _ABBREV = [(re.compile(r"(?<![\w.])" + p), s) for p, s in _ABBREVIATIONS]
 
 # --- numbers ---------------------------------------------------------------------------------------
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_CURRENCIES = {"$": ("dollar", "dollars", "cents"), "€": ("euro", "euros", "cents"), "£": ("pound", "pounds", "pence")}
+_CURRENCIES = {
+    "$": ("dollar", "dollars", "cents"),
+    "€": ("euro", "euros", "cents"),
+    "£": ("pound", "pounds", "pence"),
+}
 _SCALE = r"(?:\s?(thousand|million|billion|trillion|k|m|bn)\b)?"
 _MONEY_BEFORE = re.compile(r"([$€£])\s?(" + _NUM + r")" + _SCALE)
 _MONEY_AFTER = re.compile(r"(?<![\w.,])(" + _NUM + r")\s?([€£])")
@@ -99,9 +103,7 @@ _RANGE = re.compile(r"(?<![\w.,-])(\d+(?:\.\d+)?)\s?[–—-]\s?(\d+(?:\.\d+)?)(
 _PHONE = re.compile(r"(?<![\w-])(?:\d{3}-)?\d{3}-\d{4}(?![\w-])")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _DECADE = re.compile(r"\b(1[1-9]|20)(\d)0s\b")
-_MONTHS = (
-    "January February March April May June July August September October November December".split()
-)
+_MONTHS = "January February March April May June July August September October November December".split()
 _YEAR_CONTEXT = (
     r"(?:[Ii]n|[Ss]ince|[Ff]rom|[Bb]y|[Uu]ntil|[Tt]ill|[Bb]efore|[Aa]fter|[Aa]round|[Dd]uring|[Yy]ear|"
     r"[Tt]o|and|or|circa|early|late|mid|" + "|".join(_MONTHS) + r"|" + r"\d{1,2}(?:st|nd|rd|th)?,?)"
@@ -180,7 +182,7 @@ def _money_code(m: re.Match[str]) -> str:
 
 
 def _range(m: re.Match[str]) -> str:
-    """"2-3" → "2 to 3" when it reads as a range (rising, similar sizes); else unchanged."""
+    """ "2-3" → "2 to 3" when it reads as a range (rising, similar sizes); else unchanged."""
     a, b = m.group(1), m.group(2)
     if float(a) < float(b) and (len(a) == len(b) or len(b) <= 3):
         if all(len(x) == 4 and 1100 <= int(x) <= 2099 for x in (a, b)):

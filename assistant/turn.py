@@ -35,7 +35,7 @@ from assistant.events import (
     Transcript,
 )
 from assistant.evidence import Evidence, search_web
-from assistant.hear import NotHeard, hear
+from assistant.hear import DIDNT_CATCH, NotHeard, hear
 from assistant.meta import greeting_reply, meta_reply
 from assistant.prefetch import DocumentSearch
 from assistant.rewrite import FollowUpRewriter, Question, detect, rewrite_question
@@ -124,6 +124,11 @@ class Turn:
         st = self.state
         with st.timed("intent"):
             st.route = self._route(text)
+        heard = st.heard
+        if st.route.label == "greeting" and heard and heard.unsure_greeting(self.cfg.speech.short_speech_seconds):
+            st.heard = None  # nothing was heard that can be answered (nor remembered)
+            yield from (Notice(DIDNT_CATCH, "warning"), Answer(text=DIDNT_CATCH, provider="speech"))
+            return
         if not st.route.searches:  # greeting, conversation_meta: a short reply, no retrieval
             yield IntentEvent(st.route.label, st.route.confidence, source=st.route.source)
             yield from self._direct(text, st.route.label)

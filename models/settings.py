@@ -41,7 +41,12 @@ class SpeechSettings(_Strict):
     language: str | None = "en"
     vad_filter: bool = True
     max_seconds: float = Field(60.0, gt=0)
-    min_seconds: float = Field(0.25, ge=0)
+    min_seconds: float = Field(0.5, ge=0)  # a shorter recording is a tap of the button, not a question
+    # an utterance with less speech than this (after the VAD) is accepted only when Whisper is
+    # confident about it, so a blip or a clipped word never becomes "Hi." and a greeting
+    short_speech_seconds: float = Field(2.0, ge=0)
+    short_min_avg_logprob: float = -0.85
+    short_max_no_speech_prob: float = Field(0.3, ge=0, le=1)
     cpu_threads: int = Field(0, ge=0)  # 0 = CTranslate2's default
     without_timestamps: bool = True  # no timestamp tokens: fewer decoding steps
     condition_on_previous_text: bool = False

@@ -45,6 +45,9 @@ class TranscriptResult:
     seconds: float  # wall time of decoding + recognition
     duration: float  # seconds of audio
     language: str | None = None
+    speech_seconds: float | None = None  # seconds the VAD kept as speech (the clip's without the VAD)
+    avg_logprob: float | None = None  # Whisper's token-weighted average log-probability
+    no_speech_prob: float | None = None
 
 
 def _didnt_catch(why: str, hint: str = _TYPE_HINT) -> SpeechInputError:
@@ -176,6 +179,24 @@ class Transcriber:
             raise _didnt_catch("the recording is silent.", "Check that the microphone is on and not muted.")
         return clip
 
+    def _check_confidence(self, segments: list[Any], speech_seconds: float, text: str) -> tuple[float, float]:
+        """(avg log-probability, no-speech probability) of the transcript, token-weighted. A short
+        utterance counts only when Whisper is sure of it: a blip or a clipped word is otherwise
+        heard as "Hi." or "Another one." and answered as a greeting."""
+        s = self.settings
+        weights = [max(1, len(getattr(seg, "tokens", []) or [])) for seg in segments]
+        total = sum(weights) or 1
+        logprob = sum(w * float(seg.avg_logprob) for w, seg in zip(weights, segments, strict=True)) / total
+        no_speech = sum(w * float(seg.no_speech_prob) for w, seg in zip(weights, segments, strict=True)) / total
+        short = speech_seconds < s.short_speech_seconds
+        if short and (logprob < s.short_min_avg_logprob or no_speech > s.short_max_no_speech_prob):
+            log.info(
+                "short transcript %r rejected (%.1f s of speech, avg log-prob %.2f, no-speech %.2f)",
+                text, speech_seconds, logprob, no_speech,
+            )  # fmt: skip
+            raise _didnt_catch("I'm not sure what I heard.", "Say it again, a little longer, or type it.")
+        return logprob, no_speech
+
     # --- recognition ---------------------------------------------------------------------------
     def transcribe(
         self, audio: audio_io.AudioLike | None, sample_rate: int | None = None
@@ -195,7 +216,8 @@ class Transcriber:
                 without_timestamps=s.without_timestamps,
                 condition_on_previous_text=s.condition_on_previous_text,
             )
-            text = " ".join(seg.text.strip() for seg in segments).strip()  # segments decode lazily
+            segs = list(segments)  # segments decode lazily
+            text = " ".join(seg.text.strip() for seg in segs).strip()
         except Exception as exc:  # CTranslate2/ONNX runtime failures: a message, not a traceback
             log.exception("speech recognition failed")
             raise SpeechRecognitionError(
@@ -211,7 +233,12 @@ class Transcriber:
         )
         if not _has_words(text):
             raise _didnt_catch("I couldn't hear any words.", "Speak a little closer to the microphone.")
-        return TranscriptResult(text=text, seconds=seconds, duration=clip.seconds, language=info.language)
+        speech = float(info.duration_after_vad) if s.vad_filter else clip.seconds
+        logprob, no_speech = self._check_confidence(segs, speech, text)
+        return TranscriptResult(
+            text=text, seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
+            avg_logprob=logprob, no_speech_prob=no_speech,
+        )  # fmt: skip
 
 
 def _has_words(text: str) -> bool:

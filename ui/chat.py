@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 THINKING = "…"
 LISTENING = "🎙️ (transcribing…)"
+NOT_HEARD = "🎙️ (no speech recognised)"
 
 
 @dataclass
@@ -159,6 +160,7 @@ def run_turn(
     cancel = threading.Event()
     state.cancel = cancel
     yield state
+    failed = False
     try:
         for event in respond(state.session, user_input, cancel=cancel):
             if _apply(turn, event, on_answer_text):
@@ -166,18 +168,29 @@ def run_turn(
                 yield state
     except HarkError as exc:
         _fail(turn, exc.message + (f" ({exc.hint})" if exc.hint else ""))
-        yield state
+        failed = True
     except Exception:  # noqa: BLE001 - a turn that breaks shows a message, never a traceback
         log.exception("turn %d failed", number)
         _fail(turn, "Something went wrong while answering. Please try again.")
-        yield state
+        failed = True
     finally:
-        if cancel.is_set() and turn.answer_msg["content"] in (THINKING, ""):
-            turn.answer_msg["content"] = "_(stopped)_"
-        if isinstance(user_input, AudioInput) and turn.user_msg["content"] == LISTENING:
-            turn.user_msg["content"] = "🎙️ (no speech recognised)"
+        settled = _settle(turn, user_input, cancel)
         if state.cancel is cancel:
             state.cancel = None
+    if failed or settled:
+        yield state  # the last view never leaves a placeholder ("transcribing…", "…") behind
+
+
+def _settle(turn: _Turn, user_input: str | AudioInput, cancel: threading.Event) -> bool:
+    """Replace placeholders left by a turn that ended without them being filled; True if changed."""
+    changed = False
+    if cancel.is_set() and turn.answer_msg["content"] in (THINKING, ""):
+        turn.answer_msg["content"] = "_(stopped)_"
+        changed = True
+    if isinstance(user_input, AudioInput) and turn.user_msg["content"] == LISTENING:
+        turn.user_msg["content"] = NOT_HEARD
+        changed = True
+    return changed
 
 
 def _fail(turn: _Turn, message: str) -> None:

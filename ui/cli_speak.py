@@ -26,13 +26,19 @@ GAP_SECONDS = 0.12  # silence between pieces, as between the sentences of a spok
 
 
 def speak_command(
-    settings: TTSSettings, text: str, out: Path | None, language: str | None = None, stdout: TextIO | None = None
+    settings: TTSSettings,
+    text: str,
+    out: Path | None,
+    language: str | None = None,
+    stdout: TextIO | None = None,
 ) -> int:
     stdout = stdout or sys.stdout
     splitter = SentenceSplitter()
     pieces = splitter.feed(text) + splitter.flush()
     if not pieces:
-        raise HarkError("There is nothing to say in that text.", 'Give some words, e.g. launch.py speak "Hello."')
+        raise HarkError(
+            "There is nothing to say in that text.", 'Give some words, e.g. launch.py speak "Hello."'
+        )
     synth = Synthesiser(settings)
     t0 = time.perf_counter()
     synth.warm_up()  # load the voice first, so the timing below is the one an answer sees

@@ -36,11 +36,17 @@ def test_nothing_left_to_say():
         ("Rent rose, e.g. in May.", "Rent rose, for example, in May."),
         ("Rent rose, e.g., in May.", "Rent rose, for example, in May."),
         ("The last day, i.e. Friday.", "The last day, that is, Friday."),
-        ("Dr. Smith and Mr. and Mrs. Jones met Prof. Lee.", "Doctor Smith and Mister and Missus Jones met Professor Lee."),
+        (
+            "Dr. Smith and Mr. and Mrs. Jones met Prof. Lee.",
+            "Doctor Smith and Mister and Missus Jones met Professor Lee.",
+        ),
         ("Ms. Smith vs. the city, cf. the ruling.", "Miz Smith versus the city, compare the ruling."),
         ("Pens, paper, etc. The end.", "Pens, paper, et cetera. The end."),
         ("Dogs etc. are allowed.", "Dogs et cetera are allowed."),
-        ("See No. 5 on p. 12 and pp. 14-16, Fig. 3.", "See number 5 on page 12 and pages 14 to 16, figure 3."),
+        (
+            "See No. 5 on p. 12 and pp. 14-16, Fig. 3.",
+            "See number 5 on page 12 and pages 14 to 16, figure 3.",
+        ),
         ("J. R. R. Tolkien wrote it.", "J R R Tolkien wrote it."),
         ("Smith et al. agree, and/or not.", "Smith and others agree, and or not."),
         ("Under § 4 of the act", "Under section 4 of the act"),
@@ -60,8 +66,14 @@ def test_abbreviations(text, spoken):
         ("Wait 2-3 weeks or 9–10 days.", "Wait 2 to 3 weeks or 9 to 10 days."),
         ("Call 555-1234.", "Call 5 5 5, 1 2 3 4."),
         ("Pages 10-5 and 3.5 and 1,900 and the 21st.", "Pages 10-5 and 3.5 and 1,900 and the 21st."),
-        ("About 1/2 of it, 3/4 of them, 24/7.", "About one half of it, three quarters of them, twenty-four seven."),
-        ("At 5 km/h over 3 km, 20 °C, 2 kg.", "At 5 kilometers per hour over 3 kilometers, 20 degrees Celsius, 2 kilograms."),
+        (
+            "About 1/2 of it, 3/4 of them, 24/7.",
+            "About one half of it, three quarters of them, twenty-four seven.",
+        ),
+        (
+            "At 5 km/h over 3 km, 20 °C, 2 kg.",
+            "At 5 kilometers per hour over 3 kilometers, 20 degrees Celsius, 2 kilograms.",
+        ),
         ("Salt & pepper, 2 + 2 = 4, ~5 left.", "Salt and pepper, 2 plus 2 equals 4, about 5 left."),
     ],
 )
@@ -72,9 +84,15 @@ def test_symbols_money_ranges(text, spoken):
 @pytest.mark.parametrize(
     ("text", "spoken"),
     [
-        ("Signed in 1998, renewed in 2005.", "Signed in nineteen ninety-eight, renewed in two thousand five."),
+        (
+            "Signed in 1998, renewed in 2005.",
+            "Signed in nineteen ninety-eight, renewed in two thousand five.",
+        ),
         ("Since 2023 and until 2030.", "Since twenty twenty-three and until twenty thirty."),
-        ("From 1990-1995 and in May 1905.", "From nineteen ninety to nineteen ninety-five and in May nineteen oh five."),
+        (
+            "From 1990-1995 and in May 1905.",
+            "From nineteen ninety to nineteen ninety-five and in May nineteen oh five.",
+        ),
         ("Due 2024-03-12.", "Due March 12, twenty twenty-four."),
         ("In the 1990s and the 2000s.", "In the nineteen nineties and the two thousands."),
         ("It was ca. 1850.", "It was circa eighteen fifty."),

@@ -75,3 +75,33 @@ def test_sources_are_numbered_as_in_the_panel():
     assert [view.source(n).chunk_id for n in (1, 2, 3)] == ["c4", "c1", "c2"]
     assert 'id="hark-src-1-3"' in view.sources and "doc2.pdf" in view.sources.split('id="hark-src-1-3"')[1]
     assert view.source(8) is None  # five others at most, as the panel shows
+
+
+def test_a_recording_that_was_not_heard_never_keeps_the_transcribing_bubble():
+    """The turn of a too-short clip ends with a notice and the "didn't catch" answer and no
+    transcript: the last view shown must not still say "transcribing…"."""
+    from assistant.events import AudioInput
+    from ui.chat import LISTENING, NOT_HEARD
+
+    msg = "I didn't catch that — the recording was too short to hold a question."
+    events = [Notice(msg, "warning"), Done(Answer(text=msg, provider="speech"), trace={})]
+    state = ChatState(session=object())
+    shown = [st.messages[0]["content"] for st in run_turn(_respond(events), state, AudioInput(path="x.wav"))]
+    assert shown[0] == LISTENING and shown[-1] == NOT_HEARD
+    assert state.messages[-1]["content"] == msg
+
+
+def test_a_failing_turn_replaces_the_transcribing_bubble_in_its_last_view():
+    from assistant.events import AudioInput
+    from ui.chat import NOT_HEARD
+
+    def broken(session, user_input, cancel=None):
+        raise RuntimeError("decoder crashed")
+        yield  # pragma: no cover
+
+    state = ChatState(session=object())
+    views = [
+        (st.messages[0]["content"], st.messages[1]["content"])
+        for st in run_turn(broken, state, AudioInput(path="x.wav"))
+    ]
+    assert views[-1][0] == NOT_HEARD and "Something went wrong" in views[-1][1]

@@ -18,7 +18,9 @@ from models.settings import TTSSettings
 from tests.audio_data import ROOT, shared_transcriber
 from ui.cli_speak import speak_command
 
-TEXT = "The deposit is returned within thirty days [1], e.g. after the keys are back. See https://example.com."
+TEXT = (
+    "The deposit is returned within thirty days [1], e.g. after the keys are back. See https://example.com."
+)
 
 
 def _read(path):
