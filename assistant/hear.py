@@ -74,6 +74,8 @@ def hear(user_input: str | AudioInput, transcriber: Any) -> Heard | NotHeard:
     text = " ".join((result.text or "").split())
     if not text:
         return NotHeard(DIDNT_CATCH, audio_seconds=audio_seconds)
-    confidence = SpeechConfidence(getattr(result, "avg_logprob", None), getattr(result, "no_speech_prob", None))
+    confidence = SpeechConfidence(
+        getattr(result, "avg_logprob", None), getattr(result, "no_speech_prob", None)
+    )
     speech = getattr(result, "speech_seconds", None)
     return Heard(text, "audio", float(result.seconds), audio_seconds, confidence, speech)

@@ -116,7 +116,9 @@ class Turn:
             yield Answer(text=st.persona.text, provider="persona")
             return
 
-        ahead = heard.text if self.cfg.routing.prefetch_search and not self.session.always_web_search else None
+        ahead = (
+            heard.text if self.cfg.routing.prefetch_search and not self.session.always_web_search else None
+        )
         with self.parts.document_search(ahead) as search:
             yield from self._route_and_answer(heard.text, search)
 
@@ -125,7 +127,11 @@ class Turn:
         with st.timed("intent"):
             st.route = self._route(text)
         heard = st.heard
-        if st.route.label == "greeting" and heard and heard.unsure_greeting(self.cfg.speech.short_speech_seconds):
+        if (
+            st.route.label == "greeting"
+            and heard
+            and heard.unsure_greeting(self.cfg.speech.short_speech_seconds)
+        ):
             st.heard = None  # nothing was heard that can be answered (nor remembered)
             yield from (Notice(DIDNT_CATCH, "warning"), Answer(text=DIDNT_CATCH, provider="speech"))
             return

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -187,7 +187,9 @@ class Transcriber:
         weights = [max(1, len(getattr(seg, "tokens", []) or [])) for seg in segments]
         total = sum(weights) or 1
         logprob = sum(w * float(seg.avg_logprob) for w, seg in zip(weights, segments, strict=True)) / total
-        no_speech = sum(w * float(seg.no_speech_prob) for w, seg in zip(weights, segments, strict=True)) / total
+        no_speech = (
+            sum(w * float(seg.no_speech_prob) for w, seg in zip(weights, segments, strict=True)) / total
+        )
         short = speech_seconds < s.short_speech_seconds
         if short and (logprob < s.short_min_avg_logprob or no_speech > s.short_max_no_speech_prob):
             log.info(

@@ -127,6 +127,46 @@ def test_push_to_talk_transcribes_and_answers(browser, hark_app):
     ctx.close()
 
 
+MUTED_MICROPHONE = """
+navigator.mediaDevices.getUserMedia = async () => {
+  const ctx = new AudioContext();
+  const out = ctx.createMediaStreamDestination();
+  const tone = ctx.createOscillator();
+  const mute = ctx.createGain();
+  mute.gain.value = 0;
+  tone.connect(mute).connect(out);
+  tone.start();
+  return out.stream;
+};
+"""
+
+
+def test_a_recording_without_speech_never_leaves_the_transcribing_bubble(browser, hark_app):
+    """A muted microphone (it records silence): "didn't catch that", and the user's bubble says so
+    instead of "transcribing…" — at the end of this turn, not only when the next one starts."""
+    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    ctx.add_init_script(MUTED_MICROPHONE)
+    page = ctx.new_page()
+    page.goto(hark_app.url)
+    page.locator("#question textarea").wait_for()
+    for n in (1, 2):  # and again: the microphone still works after a turn that heard nothing
+        page.locator("#mic button.record-button").click()
+        page.locator("#mic button.stop-button").wait_for(state="visible")
+        page.wait_for_timeout(1200)
+        page.locator("#mic button.stop-button").click()
+        answer = _answer(page, n)
+        assert "didn't catch that" in answer.lower(), answer
+        page.wait_for_function(
+            """n => { const u = document.querySelectorAll("#chat [data-testid='user']");
+                      return u.length >= n && !u[n - 1].innerText.includes('transcribing'); }""",
+            arg=n,
+            timeout=10_000,
+        )
+        assert "no speech recognised" in page.locator("#chat [data-testid='user']").nth(n - 1).inner_text()
+        page.locator("#mic button.record-button").wait_for(state="visible", timeout=10_000)
+    ctx.close()
+
+
 def test_upload_a_document_then_ask_about_it(browser, hark_app, tmp_path):
     doc = tmp_path / "dishwasher warranty.txt"
     doc.write_text(

@@ -68,7 +68,10 @@ def test_a_not_known_answer_shows_no_source_list():
 
 def test_sources_are_numbered_as_in_the_panel():
     hits = [_hit(i) for i in range(1, 9)]
-    events = [_sources(hits), Done(Answer(text="x [1] [2]", provider="extractive", cited=[hits[3], hits[0]]), trace={})]
+    events = [
+        _sources(hits),
+        Done(Answer(text="x [1] [2]", provider="extractive", cited=[hits[3], hits[0]]), trace={}),
+    ]
     state = ChatState(session=object())
     list(run_turn(_respond(events), state, "q"))
     view = state.turns[-1]
