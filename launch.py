@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ingest", parents=[common], help="index documents")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--rebuild", action="store_true", help="drop the index and embed everything again")
+    s.add_argument("--watch", action="store_true", help="then keep the folders in sync until Ctrl-C")
 
     s = sub.add_parser("ask", parents=[common], help="one turn, answer to stdout")
     s.add_argument("question")
@@ -87,8 +88,9 @@ def _run(args: argparse.Namespace) -> int:
         from ui.cli_ingest import ingest_command
 
         return ingest_command(
-            cfg.embedder, cfg.store, cfg.ingest, cfg.lancedb_uri, [Path(p) for p in args.paths], rebuild=args.rebuild
-        )
+            cfg.embedder, cfg.store, cfg.ingest, cfg.lancedb_uri, [Path(p) for p in args.paths],
+            rebuild=args.rebuild, watch=args.watch,
+        )  # fmt: skip
     if cmd == "ask":
         from ui.terminal import run_ask
 

@@ -1,8 +1,11 @@
-"""`python launch.py ingest PATH... [--rebuild]`: a progress bar on stderr, then the per-file report."""
+"""`python launch.py ingest PATH... [--rebuild] [--watch]`: a progress bar on stderr, then the per-file
+report; with `--watch`, a report of each change to the folders until Ctrl-C."""
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 from knowledge.ingest import STATUSES, Ingestor, IngestReport
@@ -44,8 +47,10 @@ def ingest_command(
     uri: str,
     paths: list[Path],
     rebuild: bool = False,
+    watch: bool = False,
 ) -> int:
-    """Index `paths` in this process; 1 when every file failed and the index is empty, else 0."""
+    """Index `paths` in this process; 1 when every file failed and the index is empty, else 0.
+    `watch`: then keep the folders among `paths` in sync (a report per change) until interrupted."""
     from tqdm import tqdm
 
     embedder, store = open_library(embedder_settings, store_settings, uri)
@@ -67,4 +72,43 @@ def ingest_command(
     finally:
         bar.close()
     print(format_report(report))
+    if watch:
+        return watch_folders(Ingestor(store, embedder, ingest_settings), [p for p in paths if p.is_dir()])
     return 1 if report.totals["failed"] and not report.chunks_written and not report.total_chunks else 0
+
+
+def watch_folders(ingestor: Ingestor, folders: list[Path], stop: threading.Event | None = None) -> int:
+    """Re-ingest each folder after its files change and print what changed, until Ctrl-C (or `stop`)."""
+    from assistant.watch import FolderWatcher, Sync
+
+    if not folders:
+        print("nothing to watch: give a folder", file=sys.stderr)
+        return 2
+    lock = threading.Lock()  # one ingest at a time: the store has one writer
+
+    def ingest(paths: list[Path]) -> IngestReport:
+        with lock:
+            return ingestor.ingest(paths)
+
+    def show(sync: Sync) -> None:
+        if sync.error:
+            print(f"{time.strftime('%H:%M:%S')} {printable(str(sync.folder))}: {printable(sync.error)}", flush=True)
+            return
+        changed = [f for f in sync.report.files if f.status != "unchanged"]
+        if changed:
+            shown = IngestReport(changed, sync.report.seconds, sync.report.embedder, sync.report.total_chunks)
+            print(f"{time.strftime('%H:%M:%S')} {printable(str(sync.folder))} changed:\n{format_report(shown)}", flush=True)
+
+    watcher = FolderWatcher(ingest, ingestor.settings.extensions, on_sync=show)
+    for folder in folders:
+        watcher.add(folder)
+    print("watching " + ", ".join(printable(str(f)) for f in folders) + " (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    stop = stop or threading.Event()
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+    return 0

@@ -1,0 +1,68 @@
+"""`launch.py ingest FOLDER --watch` in a real subprocess: the folder is indexed, then each change is
+picked up and reported until Ctrl-C (SIGINT)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def _lines(stream, out: queue.Queue) -> None:
+    for line in stream:
+        out.put(line)
+
+
+def _wait_for(q: queue.Queue, text: str, seen: list[str], timeout: float = 240.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = q.get(timeout=1)
+        except queue.Empty:
+            continue
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"{text!r} not printed within {timeout:.0f} s:\n{''.join(seen)[-3000:]}")
+
+
+def test_ingest_watch_reports_each_change_until_interrupted(tmp_path):
+    raw = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    raw["embedder"]["backend"] = "minilm"
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "boiler.md").write_text("# Boiler\n\nThe boiler is serviced every October.\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "launch.py"), "ingest", str(folder), "--watch", "--config", str(cfg)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    q: queue.Queue = queue.Queue()
+    threading.Thread(target=_lines, args=(proc.stdout, q), daemon=True).start()
+    seen: list[str] = []
+    try:
+        _wait_for(q, "watching", seen)
+        assert any("boiler.md" in ln and "added" in ln for ln in seen), seen
+        (folder / "bins.txt").write_text("The recycling is collected every Thursday.\n")
+        _wait_for(q, "bins.txt", seen, timeout=60)
+        assert "added" in seen[-1]
+        (folder / "boiler.md").unlink()
+        _wait_for(q, "boiler.md", seen, timeout=60)
+        assert "removed" in seen[-1]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=60)
+    assert rc == 0, "".join(seen)[-2000:]
