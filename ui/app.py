@@ -23,6 +23,7 @@ from models.runtime.errors import HarkError
 from models.runtime.heap import settle_heap
 from ui.assets import CSS, HEAD
 from ui.chat import ChatState, evidence_html, run_turn
+from ui.export import export_files
 from ui.launch_plan import LaunchPlan, launch_plan
 from ui.library_tab import LibraryView
 from ui.page_view import citation_viewer
@@ -129,6 +130,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
             return gr.skip(), gr.skip()
         return gr.update(visible=True), content
 
+    def export_conversation(state: ChatState | None):
+        if state is None or not any(t.answer is not None for t in state.turns):
+            gr.Info("Nothing to download yet: ask a question first.")
+            return gr.skip()
+        return gr.update(value=export_files(state.turns), visible=True)
+
     def setter(attr: str):
         def set_value(value: Any, state: ChatState | None) -> ChatState:
             state = ensure(state)
@@ -184,6 +191,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                             send = gr.Button("Send", variant="primary", elem_id="send", scale=1, min_width=80)
                             stop_btn = gr.Button(
                                 "Stop", variant="stop", elem_id="stop", scale=1, min_width=80
+                            )
+                        with gr.Row():
+                            export = gr.Button("Download conversation", size="sm", elem_id="export", scale=1)
+                            exported = gr.File(
+                                label="Conversation (Markdown, JSON)", file_count="multiple", visible=False,
+                                elem_id="exported", interactive=False, scale=3,
                             )
                         with gr.Row():
                             mic = gr.Audio(
@@ -273,6 +286,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
             api_name=False,
             concurrency_id="viewer",
         )
+        export.click(export_conversation, state, exported, api_name=False)
         close_viewer.click(lambda: gr.update(visible=False), None, viewer, queue=False, api_name=False)
 
         for box, attr in (

@@ -48,6 +48,8 @@ class TurnView:
     meta: str = ""
     numbered: list[Hit] = field(default_factory=list)  # the panel's sources: [n] is numbered[n - 1]
     kind: str = "documents"
+    question: str = ""  # as typed, or as transcribed
+    answer: Answer | None = None  # the final answer, once the turn is done
 
     def source(self, n: int) -> Hit | None:
         return self.numbered[n - 1] if 1 <= n <= len(self.numbered) else None
@@ -150,7 +152,7 @@ def run_turn(
     number = len(state.turns) + 1
     shown = user_input if isinstance(user_input, str) else LISTENING
     turn = _Turn(
-        view=TurnView(number=number),
+        view=TurnView(number=number, question=user_input if isinstance(user_input, str) else ""),
         user_msg={"role": "user", "content": shown},
         answer_msg={"role": "assistant", "content": THINKING},
     )
@@ -202,6 +204,7 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
     """Fold one event into the turn; True when something visible changed."""
     if isinstance(event, Transcript):
         turn.user_msg["content"] = f"🎙️ {event.text}"
+        turn.view.question = event.text
     elif isinstance(event, IntentEvent):
         turn.intent = event
     elif isinstance(event, Rewritten):
@@ -222,6 +225,7 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
         turn.notices.append(f"{icon} {event.text}")
     elif isinstance(event, Done):
         answer = event.answer
+        turn.view.answer = answer
         if turn.hits or answer.cited or answer.not_known:
             _render_evidence(turn, answer)
         turn.answer_msg["content"] = link_citations(answer.text, turn.view.number, len(answer.cited))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+from urllib.parse import urljoin
 
 import pypdfium2 as pdfium
 import pytest
@@ -127,6 +128,14 @@ def test_a_citation_opens_the_pdf_page_with_the_passage_highlighted(pdf_app, art
         image.wait_for(timeout=30_000)
         assert image.get_attribute("data-page") == "2"
         page.screenshot(path=str(artifacts / "citation_viewer.png"))
+
+        # the conversation downloads as Markdown (and JSON), with the cited file and page
+        page.locator("#export").click()
+        link = page.locator("#exported a[href*='.md']").first
+        link.wait_for(timeout=30_000)
+        md = page.request.get(urljoin(page.url, link.get_attribute("href") or "")).text()
+        assert "written notice period" in md and "(handbook.pdf, p. 2" in md, md
+        assert page.locator("#exported a[href*='.json']").count() == 1
 
 
 def test_a_folder_watched_from_the_library_tab_follows_its_files(pdf_app, tmp_path):
