@@ -154,11 +154,15 @@ class Components:
         return tr
 
     def _make_synthesiser(self) -> Synthesiser:
+        from models.runtime.errors import HarkError
         from models.tts import Synthesiser
 
         synth = Synthesiser(self.cfg.tts)
         if self.cfg.tts.warm_up:
-            synth.warm_up()
+            try:
+                synth.warm_up()
+            except HarkError as exc:  # spoken answers are optional: the app starts, speaking says why not
+                log.warning("spoken answers unavailable: %s", exc.message)
         return synth
 
     def _make_chain(self) -> LLMChain:

@@ -192,3 +192,26 @@ def test_a_broken_synthesiser_makes_the_answer_silent_not_broken(monkeypatch, tm
     out = list(speak_stream(stream, Synthesiser(TTSSettings(engine="espeak-ng", backend="command"))))
     assert out == []
     assert stream.taken == 3
+
+
+def test_no_speech_engine_at_all_does_not_stop_the_assistant_from_starting(tmp_path):
+    """Spoken answers are optional: with neither Piper nor eSpeak NG the synthesiser part still
+    builds (its warm-up logs why), and speaking says it is unavailable."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import sys; sys.modules['espeakng_loader'] = None; sys.modules['piper'] = None\n"
+        "from assistant.config import load_config\n"
+        "from assistant.components import Components\n"
+        f"cfg = load_config({str(ROOT / 'config.yaml')!r})\n"
+        "synth = Components(cfg).synthesiser.get()\n"
+        "print('available', synth.available())\n"
+    )
+    env = dict(os.environ, PATH=str(tmp_path), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout.strip() == "available False", done.stderr
+    assert "spoken answers unavailable: Spoken answers are unavailable" in done.stderr
