@@ -162,6 +162,7 @@ class LibraryView:
         version = watcher.version if watcher is not None else 0
         if version == (seen or 0):
             return gr.skip(), gr.skip(), gr.skip(), seen
+        self.after_change()  # a watched folder was synced: the library changed
         rows = self.rows()
         return self.watch_status(), rows, gr.update(choices=[r[0] for r in rows]), version
 
