@@ -75,6 +75,13 @@ class IngestReport:
         return {f.source_path: f for f in self.files}
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -118,10 +125,12 @@ class Ingestor:
         stored_counts = self.store.chunk_counts()
         owners = self.store.text_hash_owners()
         run = _Run(self, report, manifest, stored_counts, owners)
-        n = len(found.candidates)
-        for i, cand in enumerate(found.candidates):
-            say(i / max(n, 1), cand.source_path)
+        sizes = [_size(c.path) for c in found.candidates]
+        total, done = max(1, sum(sizes)), 0
+        for cand, size in zip(found.candidates, sizes, strict=True):
+            say(done / total, cand.source_path)  # the share of the bytes read: a big PDF counts as such
             run.process(cand)
+            done += size
         run.flush()
         run.remove_missing(found.roots, {c.source_path for c in found.candidates})
         run.redo_duplicates(say)

@@ -299,25 +299,26 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
             box.change(setter(attr), [box, state], state, queue=False, api_name=False)
 
         lib_out = [report, docs, pick]
-        files.upload(library.add, files, lib_out, api_name="upload").then(
+        one_bar = {"show_progress_on": [report]}  # the progress shows once, over the report
+        files.upload(library.add, files, lib_out, api_name="upload", **one_bar).then(
             lambda: None, None, files, api_name=False, queue=False
         )
-        folder.upload(library.add, folder, lib_out, api_name=False).then(
+        folder.upload(library.add, folder, lib_out, api_name=False, **one_bar).then(
             lambda: None, None, folder, api_name=False, queue=False
         )
         delete.click(library.ask_delete, pick, [report, confirm_row], api_name=False, queue=False)
-        confirm.click(library.delete, pick, lib_out, api_name=False).then(
+        confirm.click(library.delete, pick, lib_out, api_name=False, **one_bar).then(
             lambda: gr.update(visible=False), None, confirm_row, api_name=False, queue=False
         )
         cancel.click(lambda: ("", gr.update(visible=False)), None, [report, confirm_row], api_name=False, queue=False)
-        drop_failed.click(library.remove_failed, None, lib_out, api_name=False)
+        drop_failed.click(library.remove_failed, None, lib_out, api_name=False, **one_bar)
         if server_folders:
             watch_add.click(library.watch, watch_path, [report, watch_status], api_name=False)
             watch_timer.tick(
                 library.watch_tick, watch_seen, [watch_status, docs, pick, watch_seen], api_name=False,
                 show_progress="hidden",
             )
-        reindex.click(library.reindex, None, lib_out, api_name=False)
+        reindex.click(library.reindex, None, lib_out, api_name=False, **one_bar)
         refresh.click(status_text, None, status, queue=False, api_name=False)
         demo.load(on_load, state, [state, web, memory, reasoning, profile, speak_box, status], api_name=False)
         demo.load(library.refresh, None, lib_out, api_name=False)

@@ -59,7 +59,7 @@ def ingest_command(
             f"note: {embedder.fallback_reason}; using the bundled all-MiniLM-L6-v2 (table {store.name})",
             file=sys.stderr,
         )
-    bar = tqdm(total=1000, unit="‰", desc="ingest", file=sys.stderr, bar_format="{l_bar}{bar}| {postfix}")
+    bar = tqdm(total=1000, unit="‰", desc="ingest", file=sys.stderr, bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} {postfix}")
 
     def progress(fraction: float, message: str) -> None:
         bar.n = int(min(1.0, max(0.0, fraction)) * 1000)

@@ -31,6 +31,14 @@ def _md(text: Any) -> str:
     return html.escape(str(text)).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;")
 
 
+def _time_left(fraction: float, elapsed: float) -> str:
+    """" · about N s left" once the run has gone long enough to say (elapsed × the share left)."""
+    if not 0.02 <= fraction < 1.0 or elapsed < 2.0:
+        return ""
+    left = elapsed * (1.0 - fraction) / fraction
+    return f" · about {left:.0f} s left" if left < 120 else f" · about {left / 60:.0f} min left"
+
+
 class LibraryView:
     COLUMNS = ("document", "chunks", "status", "error")
 
@@ -187,8 +195,11 @@ class LibraryView:
         return lines
 
     def _ingest(self, paths: list[Path], progress: gr.Progress) -> list[str]:
+        started = time.monotonic()
+
         def report_progress(fraction: float, message: str) -> None:
-            progress(max(0.0, min(1.0, float(fraction))), desc=str(message)[:120])
+            fraction = max(0.0, min(1.0, float(fraction)))
+            progress(fraction, desc=str(message)[:100] + _time_left(fraction, time.monotonic() - started))
 
         try:
             report = self.assistant.ingest(paths, progress=report_progress)

@@ -326,3 +326,19 @@ def test_report_escapes_control_characters_in_names_and_reasons(tmp_path: Path, 
     text = format_report(report)
     assert "\x1b" not in text and "\x07" not in text, text
     assert "evil\\x1b[2Jname.txt" in text and "\\x07bell" in text, text
+
+
+def test_progress_counts_bytes_so_a_big_file_moves_the_bar_by_its_size(tmp_path: Path, minilm) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "a_small.txt").write_text("The boiler is serviced every October.\n", encoding="utf-8")
+    (lib / "b_big.txt").write_text("The garden hose hangs in the shed. " * 400, encoding="utf-8")
+    (lib / "c_small.txt").write_text("The bins go out on Tuesday.\n", encoding="utf-8")
+    ing, _store = _ingestor(tmp_path, minilm)
+    seen: list[tuple[float, str]] = []
+    ing.ingest([lib], progress=lambda f, m: seen.append((f, m)))
+    at = {m: f for f, m in seen if m.endswith(".txt")}
+    sizes = {p.name: p.stat().st_size for p in lib.iterdir()}
+    assert at["a_small.txt"] == 0.0
+    assert at["b_big.txt"] == pytest.approx(sizes["a_small.txt"] / sum(sizes.values()))
+    assert at["c_small.txt"] == pytest.approx(1 - sizes["c_small.txt"] / sum(sizes.values())) and at["c_small.txt"] > 0.9

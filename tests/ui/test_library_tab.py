@@ -61,3 +61,12 @@ def test_failed_files_can_be_removed_and_delete_asks_first(view, tmp_path):
     assert [r[0] for r in view.rows()] == ["good.md"]  # nothing deleted by asking
     report, rows, _ = view.delete("good.md")
     assert "Deleted **good.md** (and its uploaded copy)" in report and rows == []
+
+
+def test_the_time_left_is_said_once_the_run_has_gone_long_enough():
+    from ui.library_tab import _time_left
+
+    assert _time_left(0.5, 1.0) == ""  # too early to say
+    assert _time_left(0.25, 10.0) == " · about 30 s left"
+    assert _time_left(0.1, 60.0) == " · about 9 min left"
+    assert _time_left(1.0, 60.0) == ""
