@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def open_embedder(settings: EmbedderSettings, *, identity: str = "") -> Embedder:
+def open_embedder(settings: EmbedderSettings, *, identity: str = "", lazy: bool = False) -> Embedder:
     """The configured embedder, loaded (CLIP, or the MiniLM fallback offline, logged).
 
     `identity`: the embedder another process already runs. When that is MiniLM (configured, or
     CLIP's fallback) the MiniLM embedder is returned unloaded, without trying CLIP again: it loads
-    on its first text, so a run with nothing to embed never loads a model.
+    on its first text, so a run with nothing to embed never loads a model. `lazy`: MiniLM (configured
+    or CLIP's fallback) is returned unloaded in any case (the command-line ingest).
     """
     from models.embedder import MiniLMEmbedder, load_embedder
 
@@ -33,7 +34,7 @@ def open_embedder(settings: EmbedderSettings, *, identity: str = "") -> Embedder
         minilm = MiniLMEmbedder(settings)
         if minilm.identity == identity:
             return minilm
-    return load_embedder(settings)
+    return load_embedder(settings, load_minilm=not lazy)
 
 
 def open_store(embedder: Embedder, settings: StoreSettings, uri: str) -> ChunkStore:
@@ -45,8 +46,13 @@ def open_store(embedder: Embedder, settings: StoreSettings, uri: str) -> ChunkSt
 
 
 def open_library(
-    embedder_settings: EmbedderSettings, store_settings: StoreSettings, uri: str, *, identity: str = ""
+    embedder_settings: EmbedderSettings,
+    store_settings: StoreSettings,
+    uri: str,
+    *,
+    identity: str = "",
+    lazy: bool = False,
 ) -> tuple[Embedder, ChunkStore]:
     """`open_embedder` then `open_store`: the pair every ingestion and search needs."""
-    embedder = open_embedder(embedder_settings, identity=identity)
+    embedder = open_embedder(embedder_settings, identity=identity, lazy=lazy)
     return embedder, open_store(embedder, store_settings, uri)

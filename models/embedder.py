@@ -305,11 +305,16 @@ class _OpenClipDownloadNoise(logging.Filter):
         return logging.getLogger().isEnabledFor(logging.DEBUG)
 
 
-def load_embedder(settings: EmbedderSettings) -> Embedder:
-    """The configured embedder, loaded. CLIP without reachable weights falls back to MiniLM (logged)."""
+def load_embedder(settings: EmbedderSettings, *, load_minilm: bool = True) -> Embedder:
+    """The configured embedder, loaded. CLIP without reachable weights falls back to MiniLM (logged).
+
+    `load_minilm=False`: MiniLM (configured, or the fallback) is returned unloaded; its identity is
+    known without the model, which loads on the first text (an unchanged re-ingest never loads it).
+    """
     if settings.backend == "minilm":
         emb: Embedder = MiniLMEmbedder(settings)
-        emb.warm_up()
+        if load_minilm:
+            emb.warm_up()
         return emb
     clip = ClipEmbedder(settings)
     try:
@@ -325,7 +330,8 @@ def load_embedder(settings: EmbedderSettings) -> Embedder:
         reason = f"CLIP weights unavailable ({type(exc).__name__}: {str(exc)[:160]})"
         log.warning("%s; using the bundled all-MiniLM-L6-v2 instead (offline fallback)", reason)
     fallback = MiniLMEmbedder(settings)
-    fallback.warm_up()
+    if load_minilm:
+        fallback.warm_up()
     fallback.is_fallback = True
     fallback.fallback_reason = reason
     return fallback

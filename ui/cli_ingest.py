@@ -53,7 +53,8 @@ def ingest_command(
     `watch`: then keep the folders among `paths` in sync (a report per change) until interrupted."""
     from tqdm import tqdm
 
-    embedder, store = open_library(embedder_settings, store_settings, uri)
+    # MiniLM loads on the first text to embed: an unchanged re-run decides from the manifest alone
+    embedder, store = open_library(embedder_settings, store_settings, uri, lazy=True)
     if embedder.is_fallback:
         print(
             f"note: {embedder.fallback_reason}; using the bundled all-MiniLM-L6-v2 (table {store.name})",

@@ -66,3 +66,28 @@ def test_ingest_watch_reports_each_change_until_interrupted(tmp_path):
         proc.send_signal(signal.SIGINT)
         rc = proc.wait(timeout=60)
     assert rc == 0, "".join(seen)[-2000:]
+
+
+def test_an_unchanged_re_ingest_decides_from_the_manifest_without_loading_a_model(tmp_path, monkeypatch, capsys):
+    from knowledge.settings import IngestSettings, StoreSettings
+    from models.embedder import MiniLMEmbedder
+    from models.settings import EmbedderSettings
+    from ui.cli_ingest import ingest_command
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"n{i}.md").write_text(f"# Note {i}\n\nRoom {i} has {i + 2} chairs.\n")
+    args = (EmbedderSettings(backend="minilm"), StoreSettings(), IngestSettings(), str(tmp_path / "db"), [folder])
+    assert ingest_command(*args) == 0
+    assert "5 added" in capsys.readouterr().out
+
+    def no_model(self):  # noqa: ANN001
+        raise AssertionError("the embedder was loaded for an unchanged library")
+
+    monkeypatch.setattr(MiniLMEmbedder, "_load", no_model)
+    assert ingest_command(*args) == 0
+    assert "5 unchanged" in capsys.readouterr().out
+    (folder / "n0.md").write_text("# Note 0\n\nRoom 0 now has 9 chairs.\n")  # something to embed: it loads
+    with pytest.raises(AssertionError, match="was loaded"):
+        ingest_command(*args)
