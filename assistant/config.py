@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
-from models.settings import EmbedderSettings, IntentSettings, RuntimeSettings, SpeechSettings, TTSSettings
+from models.settings import EmbedderSettings, IntentSettings, SpeechSettings, TTSSettings
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 
@@ -122,7 +122,6 @@ class HarkConfig(_Strict):
     websearch: WebSearchSettings = Field(default_factory=WebSearchSettings)
     trace: TraceSettings = Field(default_factory=TraceSettings)
     ui: UISettings = Field(default_factory=UISettings)
-    runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
 
     _base_dir: Path = PrivateAttr(default_factory=lambda: DEFAULT_CONFIG.parent)
 

@@ -151,13 +151,11 @@ def main() -> int:
                     help="clip-random: the mission's CLIP ViT-B-32 as THE embedder (random weights: the real "
                          "size and speed, meaningless answers) — the memory of a CLIP deployment")
     ap.add_argument("--keep", action="store_true", help="keep the temporary library folder")
-    ap.add_argument("--huge-pages", action="store_true",
-                    help="runtime.huge_pages on (models/runtime/heap.py), for a side-by-side comparison")
     args = ap.parse_args()
 
     from assistant.assistant import Assistant
     from assistant.config import load_config
-    from models.runtime.heap import settle_heap
+    from models.runtime.heap import trim_heap
     from tests.llm_server import LLMServer, Reply
 
     server = LLMServer(default=Reply("The answer is in the first block [1].", ttft=args.ttft), max_lifetime=3600)
@@ -170,7 +168,6 @@ def main() -> int:
             "speech": {"model": args.speech_model, "compute_type": "int8", "device": "cpu"},
             "tts": {"enabled": False},
             **({"retrieval": {"search": args.search}} if args.search else {}),
-            "runtime": {"huge_pages": args.huge_pages},
             "trace": {"path": str(tmp / "data" / "traces.jsonl"), "log_path": str(tmp / "data" / "hark.log")},
             "llm": {"order": ["loopback"], "cooldown_seconds": 0,
                     "providers": {"loopback": {"kind": "openai_compatible", "model": "loopback",
@@ -184,12 +181,12 @@ def main() -> int:
             assistant.warm_up(tts=False, on_loaded=lambda name: rss.append((name, memory_mb()["VmRSS"])))
         except Exception as exc:  # noqa: BLE001 - e.g. no intent adapter yet: say so, go on degraded
             print(f"warm-up incomplete: {exc}", file=sys.stderr)
-        settle_heap(cfg.runtime.huge_pages)  # as the app's wiring does after loading
+        trim_heap()  # as the app's wiring does after loading
         print(f"models loaded in {time.perf_counter() - t0:.1f} s: {assistant.status()['models_loaded']}",
               file=sys.stderr)
         queries, n_chunks = build_library(tmp, assistant, args.filler, args.seed, args.docs, args.filler_words)
         assistant.library_changed()  # as after an ingest in the app (the filler was written to the store directly)
-        settle_heap(cfg.runtime.huge_pages)
+        trim_heap()
         random.Random(args.seed).shuffle(queries)
 
         # warm every path once (first-call costs are start-up, not per-turn)
@@ -217,7 +214,7 @@ def main() -> int:
             clip_mem = memory_mb()
 
         print(f"\n# bench/e2e.py — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {load:.1f}")
-        print(f"runtime.huge_pages {args.huge_pages}; retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.status()['embedder']['identity']}; speech "
+        print(f"retrieval.search {cfg.retrieval.search}; library: {n_chunks} chunks; embedder {assistant.status()['embedder']['identity']}; speech "
               f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.status()['models_loaded']}")
         print(table("Typed questions", typed))
         print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))

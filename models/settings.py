@@ -94,9 +94,3 @@ class IntentSettings(_Strict):
     data_dir: str = "data/intent"  # generated train.csv / test.csv
     external_file: str = "models/intent_external.csv"
 
-
-class RuntimeSettings(_Strict):
-    # opt-in: after loading and after each library change, back the resident heap with transparent
-    # huge pages (Linux 6.1+, models/runtime/heap.py). Helps only on virtual machines where the first
-    # touch of a page after an idle pause is slow; elsewhere it has nothing to win
-    huge_pages: bool = False

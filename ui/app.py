@@ -20,7 +20,7 @@ from assistant.config import HarkConfig
 from assistant.events import AudioInput
 from assistant.memory import STRATEGIES
 from models.runtime.errors import HarkError
-from models.runtime.heap import settle_heap
+from models.runtime.heap import trim_heap
 from ui.assets import CSS, HEAD
 from ui.chat import ChatState, evidence_html, run_turn
 from ui.export import export_files
@@ -57,7 +57,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
     guard = UploadGuard(
         cfg.path(cfg.ui.library_dir), cfg.ui.max_upload_mb, cfg.ui.max_upload_files, cfg.ingest.extensions
     )
-    library = LibraryView(assistant, guard, after_change=lambda: settle_heap(cfg.runtime.huge_pages))
+    library = LibraryView(assistant, guard, after_change=trim_heap)
     profiles, strategies = _prompt_choices(cfg)
 
     def ensure(state: ChatState | None) -> ChatState:
@@ -358,7 +358,7 @@ def run_app(cfg: HarkConfig, share: bool, host: str | None, port: int | None) ->
     print("Hark: loading models…", file=sys.stderr, flush=True)
     assistant = Assistant(cfg)
     assistant.warm_up()
-    settle_heap(cfg.runtime.huge_pages)  # the loading's freed heap back to the system
+    trim_heap()  # the loading's freed heap back to the system
     Path(cfg.path(cfg.ui.library_dir)).mkdir(parents=True, exist_ok=True)
     demo = build_app(assistant, cfg, server_folders=plan.auth is None)
     if plan.auth is not None:

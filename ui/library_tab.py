@@ -45,7 +45,7 @@ class LibraryView:
     def __init__(self, assistant: Any, guard: UploadGuard, after_change: Callable[[], Any] | None = None) -> None:
         self.assistant = assistant
         self.guard = guard
-        self.after_change = after_change or (lambda: None)  # the app's runtime hook (the heap)
+        self.after_change = after_change or (lambda: None)  # the app's runtime hook (trim the heap)
 
     # ---- table ------------------------------------------------------------------------------------
     def _documents(self) -> list[Any]:
