@@ -20,6 +20,7 @@ import numpy as np
 from assistant.components import Components
 from assistant.config import HarkConfig
 from assistant.events import AudioInput, Event
+from assistant.listening import Listening
 from assistant.llm.base import Message
 from assistant.memory import Exchange
 from assistant.session import Session
@@ -60,6 +61,7 @@ class Assistant:
             synthesiser=synthesiser,
             **parts,
         )
+        self.listening = Listening(self.parts)  # live transcription and barge-in (the voice loop)
         self._warm_lock = threading.Lock()
         self._ingest_lock = threading.Lock()
         self._watcher: FolderWatcher | None = None

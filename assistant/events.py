@@ -11,13 +11,27 @@ from knowledge.types import Hit, Retrieval
 NOT_KNOWN = "I'm sorry, that information is not known to me."
 
 
+@dataclass(frozen=True)
+class Streamed:
+    """Speech already transcribed while the user spoke (models.streaming): the turn skips decoding."""
+
+    text: str
+    seconds: float  # what the user waited for the text at release
+    duration: float  # seconds of audio
+    speech_seconds: float | None = None
+    avg_logprob: float | None = None
+    no_speech_prob: float | None = None
+
+
 @dataclass
 class AudioInput:
-    """Speech for one turn: a file path, or samples with their rate (what gr.Audio gives)."""
+    """Speech for one turn: a file path, or samples with their rate (what gr.Audio gives), or what
+    what the live transcription already heard (`streamed`)."""
 
     path: str | None = None
     samples: Any = None  # numpy array, any channel count
     sample_rate: int | None = None
+    streamed: Streamed | None = None
 
 
 @dataclass

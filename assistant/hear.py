@@ -56,6 +56,11 @@ def hear(user_input: str | AudioInput, transcriber: Any) -> Heard | NotHeard:
     """`transcriber`: the lazy speech-recogniser part (`get_or_none()`, `error`), used for audio only."""
     if not isinstance(user_input, AudioInput):
         return Heard(" ".join(str(user_input or "").split()))
+    done = user_input.streamed
+    if done is not None:  # transcribed while the user spoke (models/streaming.py)
+        confidence = SpeechConfidence(done.avg_logprob, done.no_speech_prob)
+        text = " ".join(done.text.split())
+        return Heard(text, "audio", done.seconds, round(done.duration, 2), confidence, done.speech_seconds)
     recogniser = transcriber.get_or_none()
     if recogniser is None:
         msg = f"Speech recognition is unavailable ({transcriber.error}). Please type your question."

@@ -60,6 +60,7 @@ class Exchange:
     intent: str = ""
     query: str = ""  # the standalone retrieval query actually used (after rewriting)
     sources: list[str] = field(default_factory=list)
+    cut_off: bool = False  # the user interrupted the spoken answer
 
 
 def extractive_summary(previous: str, exchanges: list[Exchange]) -> str:
@@ -159,7 +160,10 @@ class ConversationMemory:
         with self._lock:
             summary = self._summary
             exchanges = list(self._exchanges)
-        lines = [f"User: {ex.user}\nAssistant: {ex.assistant}" for ex in exchanges]
+        lines = [
+            f"User: {ex.user}\nAssistant: {ex.assistant}" + (" [cut off: the user interrupted]" if ex.cut_off else "")
+            for ex in exchanges
+        ]
         # newest exchanges first take the budget; the summary gets what is left (at least a little)
         kept: list[str] = []
         used = 0
@@ -191,6 +195,14 @@ class ConversationMemory:
             self._questions.append(exchange.user)
             self._exchanges.append(exchange)
             self._fold()
+
+    def mark_cut_off(self) -> bool:
+        """The user interrupted the latest answer while it was spoken; False when there is none."""
+        with self._lock:
+            if not self._exchanges:
+                return False
+            self._exchanges[-1].cut_off = True
+            return True
 
     def note_question(self, question: str) -> None:
         """Record only that a question was asked (refused requests: never summarised, never in a prompt)."""

@@ -8,6 +8,10 @@ transcribed, which starts that search in the background; classifies and rewrites
 takes the prefetched result when the query is that same text and searches anew otherwise. Closing
 the search drops a prefetch nobody took (cancelled when it has not started).
 
+While the user is still speaking, the live transcription can start the search for what it has
+heard so far (`early`): when the transcript at release is that same text, the turn takes that
+search (once) instead of starting its own, so it is ready, or nearly, when the turn needs it.
+
 The pool is small and shared by the sessions of one Assistant; a prefetch that is still queued
 when the turn needs it is cancelled and the search runs in the turn's own thread, so a busy pool
 never makes a turn wait longer than searching itself.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -48,13 +53,41 @@ class Prefetch:
 class Prefetcher:
     """A small thread pool for prefetched searches. Thread-safe; one per Assistant."""
 
+    EARLY_SECONDS = 30.0  # an early search older than this is not taken
+    EARLY_KEPT = 8
+
     def __init__(self, workers: int = 2) -> None:
         self._workers = workers
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self._early: dict[str, tuple[float, Prefetch]] = {}
+
+    def early(self, retriever: Any, query: str) -> None:
+        """Search now for words the user is still saying; `start(query)` takes it, once."""
+        query = " ".join(query.split())
+        with self._lock:
+            if query in self._early:
+                return
+        found = self._submit(retriever, query)
+        if found is None:
+            return
+        with self._lock:
+            self._early[query] = (time.monotonic(), found)
+            while len(self._early) > self.EARLY_KEPT:
+                self._early.pop(next(iter(self._early)))[1].drop()
 
     def start(self, retriever: Any, query: str) -> Prefetch | None:
-        """Begin `search_library(retriever, query)` in the background; None when it cannot."""
+        """Begin `search_library(retriever, query)` in the background (or take the early search
+        for the same words); None when it cannot."""
+        with self._lock:
+            early = self._early.pop(" ".join(query.split()), None)
+        if early is not None:
+            started, found = early
+            if time.monotonic() - started <= self.EARLY_SECONDS and not found.future.cancelled():
+                return Prefetch(query, found.future)
+        return self._submit(retriever, query)
+
+    def _submit(self, retriever: Any, query: str) -> Prefetch | None:
         if not query.strip() or retriever.get_or_none() is None:
             return None
         with self._lock:
@@ -68,6 +101,7 @@ class Prefetcher:
 
     def shutdown(self) -> None:
         with self._lock:
+            self._early.clear()
             if self._pool is not None:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None

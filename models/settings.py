@@ -33,6 +33,19 @@ class EmbedderSettings(_Strict):
     onnx_batch_threads: int = Field(0, ge=0)  # … for a batch of texts, ingest (0 = all cores)
 
 
+class StreamingSettings(_Strict):
+    """Transcription while the user speaks (models/streaming.py) and the voice loop's VAD."""
+
+    interval_s: float = Field(1.0, gt=0)  # new audio between two passes while the user speaks
+    pause_ms: float = Field(250.0, ge=0)  # a pause this long starts a pass (usually the last one)
+    cover_margin_ms: float = Field(150.0, ge=0)  # the last pass must reach this far past the speech
+    tail_model: str | None = None  # a second model for the pass at release (e.g. tiny.en); None: the same
+    vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
+    min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
+    end_of_turn_ms: float = Field(600.0, ge=100)  # hands-free: silence that ends the user's turn
+    barge_in_ms: float = Field(300.0, ge=0)  # hands-free: speech this long while Hark speaks interrupts
+
+
 class SpeechSettings(_Strict):
     model: str = "base"  # "base", "tiny.en", a faster-whisper name or a local directory
     device: Literal["auto", "cpu", "cuda"] = "auto"
@@ -51,6 +64,7 @@ class SpeechSettings(_Strict):
     without_timestamps: bool = True  # no timestamp tokens: fewer decoding steps
     condition_on_previous_text: bool = False
     warm_up: bool = True
+    streaming: StreamingSettings = Field(default_factory=StreamingSettings)
 
 
 class TTSSettings(_Strict):

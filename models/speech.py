@@ -50,6 +50,17 @@ class TranscriptResult:
     no_speech_prob: float | None = None
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """One pass of the recogniser over raw samples."""
+
+    text: str
+    seconds: float
+    avg_logprob: float | None  # token-weighted, as in TranscriptResult (None: no segment)
+    no_speech_prob: float | None
+    speech_seconds: float  # what the VAD kept as speech
+
+
 def _didnt_catch(why: str, hint: str = _TYPE_HINT) -> SpeechInputError:
     return SpeechInputError(f"I didn't catch that — {why}", hint)
 
@@ -241,6 +252,45 @@ class Transcriber:
             text=text, seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
             avg_logprob=logprob, no_speech_prob=no_speech,
         )  # fmt: skip
+
+    def decode(self, samples: np.ndarray, prefix: str | None = None) -> Decoded:
+        """One recognition pass over 16 kHz mono float32 `samples`, with the settings of `transcribe`
+        but no input checks (a live stream calls it on its growing buffer). `prefix` is text the
+        decoder takes as already said: it generates only what follows (the result includes it)."""
+        model = self._load()
+        s = self.settings
+        t0 = time.perf_counter()
+        try:
+            segments, info = model.transcribe(
+                samples,
+                beam_size=s.beam_size,
+                language=s.language,
+                vad_filter=s.vad_filter,
+                without_timestamps=s.without_timestamps,
+                condition_on_previous_text=s.condition_on_previous_text,
+                prefix=prefix or None,
+            )
+            segs = list(segments)
+        except Exception as exc:
+            log.exception("speech recognition failed")
+            raise SpeechRecognitionError(
+                f"Speech recognition failed ({type(exc).__name__}: {exc}).", "Type your question instead."
+            ) from exc
+        text = " ".join(seg.text.strip() for seg in segs).strip()
+        weights = [max(1, len(getattr(seg, "tokens", []) or [])) for seg in segs]
+        total = sum(weights) or 1
+        logprob = sum(w * float(seg.avg_logprob) for w, seg in zip(weights, segs, strict=True)) / total
+        no_speech = sum(w * float(seg.no_speech_prob) for w, seg in zip(weights, segs, strict=True)) / total
+        speech = float(info.duration_after_vad) if s.vad_filter else len(samples) / audio_io.TARGET_RATE
+        return Decoded(text, time.perf_counter() - t0, logprob if segs else None, no_speech if segs else None, speech)
+
+    def check_short(self, decoded: Decoded) -> None:
+        """The rule of `transcribe` for a short utterance: it counts only when Whisper is sure of it."""
+        s = self.settings
+        if decoded.avg_logprob is None or decoded.speech_seconds >= s.short_speech_seconds:
+            return
+        if decoded.avg_logprob < s.short_min_avg_logprob or (decoded.no_speech_prob or 0) > s.short_max_no_speech_prob:
+            raise _didnt_catch("I'm not sure what I heard.", "Say it again, a little longer, or type it.")
 
 
 def _has_words(text: str) -> bool:

@@ -30,6 +30,9 @@ from ui.page_view import citation_viewer
 from ui.render import status_markdown
 from ui.speaker import SpeechQueue, speak_sentences
 from ui.uploads import UploadGuard
+from ui.voice import VoiceLoop
+from ui.voice_routes import mount_voice_routes
+from ui.voice_view import voice_controls, voice_settings, wire_voice
 
 if TYPE_CHECKING:
     from assistant.assistant import Assistant
@@ -59,6 +62,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
     )
     library = LibraryView(assistant, guard, after_change=trim_heap)
     profiles, strategies = _prompt_choices(cfg)
+    loop = VoiceLoop(assistant, cfg.speech.streaming)
 
     def ensure(state: ChatState | None) -> ChatState:
         return state if state is not None else ChatState(session=assistant.new_session())
@@ -155,6 +159,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
             getattr(s, "profile", cfg.prompts.profile),
             bool(getattr(s, "speak_answers", False)),
             status_text(),
+            loop.register(state.voice, s),
         )
 
     def status_text() -> str:
@@ -176,14 +181,15 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                             height=480,
                             show_label=False,
                             feedback_options=None,
-                            placeholder="Ask a question about your documents — type it, or hold the mic.",
+                            placeholder="Ask a question about your documents: type it, or hold the 🎙️ button (or the space "
+                            "bar) while you speak and let go to send.",
                         )
                         meta = gr.Markdown(elem_id="meta", elem_classes=["hark-meta"])
                         with gr.Row():
                             question = gr.Textbox(
                                 elem_id="question",
                                 show_label=False,
-                                placeholder="Ask about your documents…",
+                                placeholder="Type a question and press Enter…",
                                 scale=6,
                                 lines=1,
                                 max_lines=6,
@@ -199,9 +205,8 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                                 elem_id="exported", interactive=False, scale=3,
                             )
                         with gr.Row():
-                            mic = gr.Audio(
-                                sources=["microphone"], type="numpy", elem_id="mic", label="Push to talk"
-                            )
+                            with gr.Column(scale=1, min_width=240):
+                                controls = voice_controls()
                             speaker_out = gr.Audio(
                                 streaming=True,
                                 autoplay=True,
@@ -264,17 +269,19 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                     elem_id="profile",
                 )
                 speak_box = gr.Checkbox(label="Speak answers", elem_id="speak")
+                switches = voice_settings(cfg.speech.streaming.end_of_turn_ms)
                 status = gr.Markdown(elem_id="status")
                 refresh = gr.Button("Refresh status", size="sm")
 
         chat_out = [chatbot, question, evidence, meta, turn_tag, state]
         ev_submit = question.submit(ask, [question, state], chat_out, api_name="ask")
         ev_send = send.click(ask, [question, state], chat_out, api_name=False)
-        ev_voice = mic.stop_recording(voice, [mic, state], chat_out, api_name="voice")
-        ev_voice.then(lambda: None, None, mic, api_name=False, queue=False)
+        ev_voice = controls.mic.stop_recording(voice, [controls.mic, state], chat_out, api_name="voice")
+        ev_voice.then(lambda: None, None, controls.mic, api_name=False, queue=False)
+        voice_events = [ev_voice, *wire_voice(loop, controls, switches, state, chat_out, turn, chat_outputs, ensure)]
         ev_speak = turn_tag.change(speak, state, speaker_out, api_name=False, concurrency_id="speech")
         stop_btn.click(
-            stop, state, None, cancels=[ev_submit, ev_send, ev_voice, ev_speak], queue=False, api_name=False
+            stop, state, None, cancels=[ev_submit, ev_send, *voice_events, ev_speak], queue=False, api_name=False
         )
         chatbot.select(show_turn, state, [evidence, meta], queue=False, api_name=False)
         # the page script names the clicked source in window.harkCite, then clicks the hidden button
@@ -320,8 +327,14 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
             )
         reindex.click(library.reindex, None, lib_out, api_name=False, **one_bar)
         refresh.click(status_text, None, status, queue=False, api_name=False)
-        demo.load(on_load, state, [state, web, memory, reasoning, profile, speak_box, status], api_name=False)
+        demo.load(
+            on_load,
+            state,
+            [state, web, memory, reasoning, profile, speak_box, status, controls.token],
+            api_name=False,
+        )
         demo.load(library.refresh, None, lib_out, api_name=False)
+    demo.hark_voice_loop = loop  # type: ignore[attr-defined] - its microphone route is mounted by serve()
     return demo
 
 
@@ -345,6 +358,9 @@ def serve(demo: gr.Blocks, cfg: HarkConfig, plan: LaunchPlan, block: bool = True
             f"Could not serve the app on {plan.host}:{plan.port}: {exc}",
             "choose another port with --port, or stop what is using it",
         ) from exc
+    loop = getattr(demo, "hark_voice_loop", None)
+    if loop is not None:
+        mount_voice_routes(demo.app, loop)
     if block:
         demo.block_thread()
     return local_url, share_url

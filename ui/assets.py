@@ -23,6 +23,9 @@ CSS = """
 .hark-page { width: 100%; height: auto; border: 1px solid var(--border-color-primary); margin-top: 4px; }
 .hark-doc-text { white-space: pre-wrap; max-height: 60vh; overflow-y: auto; margin-top: 4px; }
 mark.hark-passage { background: rgba(255, 214, 0, 0.45); color: inherit; }
+#ptt { user-select: none; touch-action: none; }
+#ptt.hark-holding { filter: brightness(0.85); outline: 2px solid var(--color-accent); }
+.hark-partial { min-height: 1.5em; opacity: 0.85; }
 """
 
 HEAD = """
@@ -53,6 +56,151 @@ HEAD = """
     reveal(id, 20);
     openSource(id);
   }, true);
+})();
+</script>
+<script>
+/* The voice loop's page side (ui/voice.py): the microphone captured with Web Audio and posted as
+   16-bit PCM to /hark/mic/{token} every ~100 ms, one request at a time (in order, no gaps).
+   Push-to-talk: hold #ptt, or the space bar when no text field has the focus; release to send.
+   Hands-free (Settings) keeps the microphone open. The server's reply says when an utterance
+   ended (press #voice-send: its turn runs) and when the user interrupted Hark (stop playback).
+   Every step is logged with its time in window.harkVoiceLog (the voice bench reads it). */
+(function () {
+  var log = window.harkVoiceLog = [];
+  function note(kind) { log.push({kind: kind, t: Date.now()}); }
+  function q(sel) { return document.querySelector(sel); }
+  function token() { var t = q('#voice-token textarea, #voice-token input'); return t ? t.value : ''; }
+  var rec = {on: false, utt: 0, parts: [], count: 0, sending: false, endWanted: null, rate: 48000,
+             handsFree: false, mic: null, opening: null};
+  function openMic() {
+    if (rec.mic) { return Promise.resolve(rec.mic); }
+    if (rec.opening) { return rec.opening; }
+    rec.opening = navigator.mediaDevices.getUserMedia(
+      {audio: {channelCount: 1, echoCancellation: true, noiseSuppression: true}}
+    ).then(function (stream) {
+      note('mic-open');
+      var ctx = new AudioContext();
+      var source = ctx.createMediaStreamSource(stream);
+      var node = ctx.createScriptProcessor(2048, 1, 1);
+      node.onaudioprocess = function (ev) {
+        if (!rec.on) { return; }
+        var x = ev.inputBuffer.getChannelData(0), pcm = new Int16Array(x.length);
+        for (var i = 0; i < x.length; i++) {
+          var v = Math.max(-1, Math.min(1, x[i])); pcm[i] = v < 0 ? v * 32768 : v * 32767;
+        }
+        rec.parts.push(pcm); rec.count += pcm.length; rec.rate = ctx.sampleRate;
+        if (!rec.sending && rec.count >= rec.rate * 0.1) { send(false, false); }
+      };
+      source.connect(node); node.connect(ctx.destination);  /* silent: the output stays zero */
+      rec.mic = {stream: stream, ctx: ctx, node: node, source: source};
+      rec.opening = null;
+      return rec.mic;
+    }, function (err) { rec.opening = null; note('mic-error'); throw err; });
+    return rec.opening;
+  }
+  function closeMic() {
+    var m = rec.mic; rec.mic = null;
+    if (!m) { return; }
+    m.node.disconnect(); m.source.disconnect();
+    m.stream.getTracks().forEach(function (t) { t.stop(); });
+    m.ctx.close();
+  }
+  function send(end, quiet) {
+    if (rec.sending) { if (end) { rec.endWanted = {quiet: quiet}; } return; }
+    if (!token()) {  /* the page is still loading: keep the audio until the tab has its token */
+      if (end) { setTimeout(function () { send(true, quiet); }, 50); }
+      return;
+    }
+    var pcm = new Int16Array(rec.count), at = 0;
+    rec.parts.forEach(function (p) { pcm.set(p, at); at += p.length; });
+    rec.parts = []; rec.count = 0; rec.sending = true;
+    var url = '/hark/mic/' + encodeURIComponent(token()) + '?utt=' + rec.utt + '&rate=' + rec.rate +
+              (end ? '&end=1' : '') + (quiet ? '&quiet=1' : '');
+    fetch(url, {method: 'POST', body: pcm.buffer}).then(function (r) { return r.json(); })
+      .then(handle, function () { note('send-error'); })
+      .finally(function () {
+        rec.sending = false;
+        if (rec.endWanted) { var e = rec.endWanted; rec.endWanted = null; send(true, e.quiet); }
+        else if (rec.on && rec.count >= rec.rate * 0.1) { send(false, false); }
+      });
+  }
+  function showPartial(html) { var el = q('#hark-partial'); if (el) { el.innerHTML = html || ''; } }
+  function handle(reply) {
+    if (!reply) { return; }
+    if (reply.barge) { note('barge-in'); stopPlayback(); }
+    if (reply.turn) {
+      note('turn'); showPartial('');
+      var b = q('#voice-send'); if (b) { b.click(); }
+    } else if (rec.on) { showPartial(reply.partial); }
+  }
+  function start() {
+    rec.utt += 1; rec.parts = []; rec.count = 0; rec.on = true;
+    return openMic().catch(function () { rec.on = false; });
+  }
+  var holding = false;
+  function press() {
+    if (holding || rec.handsFree) { return; }
+    holding = true; note('press');
+    var b = q('#ptt'); if (b) { b.classList.add('hark-holding'); }
+    stopPlayback();
+    start();
+  }
+  function release() {
+    if (!holding) { return; }
+    holding = false; note('release');
+    var b = q('#ptt'); if (b) { b.classList.remove('hark-holding'); }
+    var opening = rec.opening || Promise.resolve();
+    opening.then(function () {
+      rec.on = false; send(true, false); closeMic();
+    });
+  }
+  document.addEventListener('pointerdown', function (ev) {
+    if (ev.target.closest && ev.target.closest('#ptt')) { ev.preventDefault(); press(); }
+  }, true);
+  document.addEventListener('pointerup', function () { release(); }, true);
+  document.addEventListener('pointercancel', function () { release(); }, true);
+  function typing(el) {
+    return el && el.closest && el.closest('input, textarea, select, [contenteditable="true"]');
+  }
+  document.addEventListener('keydown', function (ev) {
+    if (ev.code !== 'Space' || typing(ev.target)) { return; }
+    ev.preventDefault();
+    if (!ev.repeat) { press(); }
+  }, true);
+  document.addEventListener('keyup', function (ev) {
+    if (ev.code !== 'Space' || typing(ev.target)) { return; }
+    ev.preventDefault(); release();
+  }, true);
+  window.harkHandsFree = function (on) {
+    note(on ? 'hands-free-on' : 'hands-free-off');
+    if (on && !rec.handsFree) { rec.handsFree = true; start(); }
+    if (!on && rec.handsFree) { rec.handsFree = false; rec.on = false; send(true, true); closeMic(); }
+  };
+
+  /* playback: tell the server when Hark is speaking; after a barge-in, keep that answer quiet */
+  var cutTag = null;
+  function turnTag() { var t = q('#turn-tag textarea, #turn-tag input'); return t ? t.value : ''; }
+  function report(state) {
+    if (token()) { fetch('/hark/mic/' + encodeURIComponent(token()) + '/playback?state=' + state, {method: 'POST'}); }
+  }
+  function isSpeaker(el) { return el && el.closest && el.closest('#speaker'); }
+  document.addEventListener('playing', function (ev) {
+    if (!isSpeaker(ev.target)) { return; }
+    if (cutTag !== null && cutTag === turnTag()) { ev.target.pause(); return; }
+    cutTag = null; note('playing'); report('playing');
+  }, true);
+  ['pause', 'ended'].forEach(function (name) {
+    document.addEventListener(name, function (ev) {
+      if (isSpeaker(ev.target)) { note(name); report('idle'); }
+    }, true);
+  });
+  function stopPlayback() {
+    var playing = false;
+    document.querySelectorAll('#speaker audio').forEach(function (a) {
+      if (!a.paused) { playing = true; a.pause(); }
+    });
+    if (playing) { cutTag = turnTag(); note('cut'); }
+  }
 })();
 </script>
 """

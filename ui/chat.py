@@ -30,6 +30,7 @@ from models.runtime.errors import HarkError
 from ui.render import link_citations, meta_markdown, numbered_sources, sources_html
 from ui.rerank_chart import rerank_summary, rerank_svg
 from ui.speaker import SpeechQueue
+from ui.voice import VoiceState
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class ChatState:
     turns: list[TurnView] = field(default_factory=list)
     cancel: threading.Event | None = None
     speech: SpeechQueue = field(default_factory=SpeechQueue)  # sentences of the running answer
+    voice: VoiceState = field(default_factory=VoiceState)  # the microphone side (ui/voice.py)
 
     def stop(self) -> bool:
         """Cancel the running answer, if any."""

@@ -1,0 +1,290 @@
+"""Transcribe while the user speaks: a growing buffer re-decoded in the background, the stable prefix
+committed (local agreement of two passes), so that at release only the tail is left to decode.
+
+faster-whisper encodes a 30-second window whatever the clip's length, so a pass costs about the
+same at 1 s as at 10 s; what can be saved at release is the pass itself and the decoding of the
+words already heard. A `StreamingTranscriber` keeps one background thread per utterance:
+
+- audio arrives with `feed()` (any rate, any chunking); the Silero VAD (`models/vad.py`) scores it;
+- while there is speech, a pass runs over the whole buffer each time `interval_s` of new audio has
+  arrived, and once more as soon as the speech pauses for `pause_ms` (that pass usually covers the
+  whole utterance);
+- LocalAgreement-2 (whisper-streaming, Macháček et al. 2023): the words on which the last two
+  passes agree, from the start, are committed; later words are tentative. Both are shown live;
+- `finish()` (the user released, or the end of turn was detected) returns the transcript: when the
+  last pass already covered every frame of speech, its text as it is (no pass at release); else one
+  more pass over the whole buffer with the committed words forced as the decoder's prefix, so it
+  generates only the tail (`tail_model`, e.g. tiny.en, can run that pass instead).
+
+Every pass uses the settings of the whole-clip `Transcriber.transcribe`, so a transcript from the
+stream is the one the whole clip would give, up to the last pass's cut (bench: `bench/stream_stt.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from models import audio as audio_io
+from models.settings import StreamingSettings
+from models.speech import Decoded, SpeechInputError, Transcriber
+from models.vad import RATE, VoiceActivity
+
+log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"[^\w']+")
+
+
+@dataclass(frozen=True)
+class StreamView:
+    """What the page shows while the user speaks."""
+
+    committed: str  # agreed by two passes: will not change
+    tentative: str  # the latest pass's words after the committed ones
+    heard: bool  # speech of at least min_speech_ms so far
+    speaking: bool
+    silence_ms: float  # since the last speech
+    seconds: float  # audio received
+    passes: int
+
+    @property
+    def text(self) -> str:
+        return " ".join(p for p in (self.committed, self.tentative) if p)
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """The transcript of one streamed utterance."""
+
+    text: str
+    seconds: float  # wall time from finish() to the text: what the user waits at release
+    duration: float  # seconds of audio
+    final_pass: str  # none (the last pass covered all speech) | tail (prefix forced) | full
+    passes: int  # passes while the user spoke
+    committed_words: int
+    avg_logprob: float | None  # of the pass that gave the text (as TranscriptResult)
+    no_speech_prob: float | None
+    speech_seconds: float
+
+
+def words(text: str) -> list[str]:
+    """Words compared by the local agreement: lower case, punctuation dropped."""
+    return [w for w in _WORD.split(text.lower()) if w]
+
+
+def agreed_prefix(a: str, b: str) -> int:
+    """How many leading words two hypotheses share (after `words`)."""
+    n = 0
+    for x, y in zip(words(a), words(b), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def leading_words(text: str, n: int) -> str:
+    """The first `n` words of `text` as written (punctuation kept)."""
+    if n <= 0:
+        return ""
+    out: list[str] = []
+    count = 0
+    for token in text.split():
+        out.append(token)
+        count += len(words(token))
+        if count >= n:
+            break
+    return " ".join(out)
+
+
+class StreamingTranscriber:
+    """One utterance, transcribed while it is spoken. `feed` from the audio thread, `view` from any."""
+
+    def __init__(
+        self,
+        transcriber: Transcriber,
+        settings: StreamingSettings,
+        tail: Transcriber | None = None,
+        on_hypothesis: Callable[[str], None] | None = None,
+        max_seconds: float = 60.0,
+    ) -> None:
+        self.transcriber = transcriber
+        self.settings = settings
+        self.tail = tail
+        self.on_hypothesis = on_hypothesis  # called with the text of each pass made in a pause
+        self.max_samples = int(max_seconds * RATE)
+        self.vad = VoiceActivity(settings.vad_threshold, settings.min_speech_ms)
+        self._parts: list[np.ndarray] = []
+        self._samples = 0
+        self._offset = 0  # samples of leading silence dropped (the VAD counts from the stream start)
+        self._cond = threading.Condition()
+        self._closed = False
+        self._finishing = False
+        self._last: Decoded | None = None  # the latest pass
+        self._last_end = 0  # samples the latest pass covered
+        self._committed = ""
+        self._committed_n = 0
+        self._passes = 0
+        self._error: Exception | None = None
+        self._thread = threading.Thread(target=self._loop, name="hark-stream", daemon=True)
+        self._thread.start()
+
+    # ---- input --------------------------------------------------------------------------------
+    def feed(self, samples: np.ndarray, sample_rate: int) -> None:
+        """Append a chunk (any dtype/layout/rate; converted to 16 kHz mono)."""
+        clip = audio_io.from_array(np.asarray(samples), int(sample_rate)).samples
+        with self._cond:
+            if self._finishing or self._closed:
+                return
+            room = self.max_samples - self._samples
+            if room <= 0:
+                return
+            clip = clip[:room]
+            self._parts.append(clip)
+            self._samples += len(clip)
+        self.vad.feed(clip)
+        with self._cond:
+            if not self.vad.heard and self._samples > 3 * RATE:
+                # nothing said yet (hands-free waits here): keep only the last second
+                audio = self._audio_locked()
+                drop = len(audio) - RATE
+                self._parts = [audio[drop:]]
+                self._samples -= drop
+                self._offset += drop
+            self._cond.notify_all()
+
+    def _speech_end(self) -> int:
+        """Where the last speech ended, in samples of the buffer."""
+        return max(0, int(self.vad.speech_end_seconds * RATE) - self._offset)
+
+    @property
+    def seconds(self) -> float:
+        return self._samples / RATE
+
+    def view(self) -> StreamView:
+        with self._cond:
+            last = self._last.text if self._last is not None else ""
+            committed = self._committed
+            tentative = " ".join(last.split()[len(committed.split()) :])
+            return StreamView(
+                committed=committed,
+                tentative=tentative,
+                heard=self.vad.heard,
+                speaking=self.vad.speaking,
+                silence_ms=self.vad.silence_ms,
+                seconds=self._samples / RATE,
+                passes=self._passes,
+            )
+
+    def audio(self) -> np.ndarray:
+        with self._cond:
+            return self._audio_locked()
+
+    def _audio_locked(self) -> np.ndarray:
+        if len(self._parts) > 1:
+            self._parts = [np.concatenate(self._parts)]
+        return self._parts[0] if self._parts else np.zeros(0, np.float32)
+
+    # ---- the background passes ----------------------------------------------------------------
+    def _due(self) -> bool:
+        if not self.vad.heard or self._samples < RATE // 2:
+            return False  # no speech yet: a pass over silence only invents words
+        new = self._samples - self._last_end
+        if new <= 0:
+            return False
+        if self.vad.speaking or self.vad.silence_ms < self.settings.pause_ms:
+            return new >= self.settings.interval_s * RATE
+        speech_end = self._speech_end()
+        return self._last_end < speech_end + int(self.settings.pause_ms * RATE / 1000)  # a pause
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._closed or self._finishing or self._due()):
+                    self._cond.wait(0.05)
+                if self._closed or self._finishing:
+                    return
+                end = self._samples
+                audio = self._audio_locked()[:end]
+                in_pause = not self.vad.speaking and self.vad.silence_ms >= self.settings.pause_ms
+            try:
+                result = self.transcriber.decode(audio)
+            except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
+                log.warning("streaming pass failed: %s", exc)
+                with self._cond:
+                    self._error = exc
+                return
+            with self._cond:
+                self._agree(result, end)
+            if in_pause and result.text and self.on_hypothesis is not None:
+                try:
+                    self.on_hypothesis(result.text)
+                except Exception:  # noqa: BLE001 - a prefetch hook never breaks listening
+                    log.warning("hypothesis hook failed", exc_info=True)
+
+    def _agree(self, result: Decoded, end: int) -> None:
+        previous = self._last.text if self._last is not None else None
+        self._last, self._last_end = result, end
+        self._passes += 1
+        if previous is not None:
+            n = agreed_prefix(previous, result.text)
+            if n > self._committed_n and agreed_prefix(self._committed, result.text) >= self._committed_n:
+                self._committed_n = n
+                self._committed = leading_words(result.text, n)
+        self._cond.notify_all()
+
+    # ---- the end of the utterance -------------------------------------------------------------
+    def finish(self) -> StreamResult:
+        """The transcript, once the user has stopped. Raises SpeechInputError when no speech came."""
+        t0 = time.perf_counter()
+        with self._cond:
+            self._finishing = True
+            self._cond.notify_all()
+        self._thread.join()
+        with self._cond:
+            audio = self._audio_locked()
+            last, last_end, committed, passes = self._last, self._last_end, self._committed, self._passes
+            error = self._error
+        duration = len(audio) / RATE
+        if not len(audio):
+            raise SpeechInputError("I didn't catch that — the recording is empty.", "Hold the button and speak.")
+        if not self.vad.heard:
+            raise SpeechInputError(
+                "I didn't catch that — I couldn't hear any words.", "Speak a little closer to the microphone."
+            )
+        margin = int(self.settings.cover_margin_ms * RATE / 1000)
+        speech_end = self._speech_end()
+        if error is None and last is not None and last.text and last_end >= min(speech_end + margin, len(audio)):
+            decoded, mode = last, "none"
+        else:
+            model = self.tail if (self.tail is not None and committed) else self.transcriber
+            decoded = model.decode(audio, prefix=committed or None)
+            mode = "tail" if committed else "full"
+        text = decoded.text.strip()
+        if not any(ch.isalnum() for ch in text):
+            raise SpeechInputError(
+                "I didn't catch that — I couldn't hear any words.", "Speak a little closer to the microphone."
+            )
+        self.transcriber.check_short(decoded)
+        return StreamResult(
+            text=text,
+            seconds=time.perf_counter() - t0,
+            duration=duration,
+            final_pass=mode,
+            passes=passes,
+            committed_words=len(words(committed)),
+            avg_logprob=decoded.avg_logprob,
+            no_speech_prob=decoded.no_speech_prob,
+            speech_seconds=decoded.speech_seconds,
+        )
+
+    def close(self) -> None:
+        """Stop listening without a transcript (the utterance was abandoned)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()

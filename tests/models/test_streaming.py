@@ -1,0 +1,124 @@
+"""models/vad.py and models/streaming.py on real speech with real faster-whisper (bundled tiny.en)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from bench.wer import wer
+from models import audio as audio_io
+from models.settings import StreamingSettings
+from models.speech import SpeechInputError
+from models.streaming import StreamingTranscriber, agreed_prefix, leading_words
+from models.vad import VoiceActivity
+from tests.audio_data import espeak_wav, librivox_clips, shared_transcriber
+
+RATE = 16000
+
+
+@pytest.fixture(scope="module")
+def question(tmp_path_factory) -> np.ndarray:
+    path = espeak_wav(tmp_path_factory.mktemp("stream"), "what is the notice period in my rental agreement")
+    return audio_io.load(path).samples
+
+
+def _silence(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * RATE), np.float32)
+
+
+def test_vad_finds_the_speech_and_the_silence_after_it(question):
+    audio = np.concatenate([_silence(0.5), question, _silence(1.0)])
+    whole = VoiceActivity()
+    whole.feed(audio)
+    assert whole.heard and not whole.speaking
+    loud = np.flatnonzero(np.abs(question) > 0.02)
+    speech_end = 0.5 + loud[-1] / RATE  # the last loud sample
+    assert abs(whole.speech_end_seconds - speech_end) < 0.25, (whole.speech_end_seconds, speech_end)
+    assert 0.5 - 0.2 <= whole.heard_at_seconds <= 0.5 + 0.3
+    assert whole.silence_ms >= 900
+    # fed in 100 ms chunks (as the browser sends them) it decides the same
+    chunked = VoiceActivity()
+    for i in range(0, len(audio), 1600):
+        chunked.feed(audio[i : i + 1600])
+    assert chunked.frames == whole.frames
+    assert chunked.speech_end_seconds == whole.speech_end_seconds
+    assert chunked.heard_at_seconds == whole.heard_at_seconds
+
+
+def test_vad_a_click_or_a_cough_is_not_speech(question):
+    rng = np.random.default_rng(1)
+    click = np.concatenate([_silence(0.5), rng.uniform(-0.8, 0.8, int(0.03 * RATE)).astype(np.float32), _silence(1)])
+    vad = VoiceActivity(min_speech_ms=250)
+    vad.feed(click)
+    assert not vad.heard
+    short = VoiceActivity(min_speech_ms=250)
+    short.feed(np.concatenate([_silence(0.3), question[int(0.2 * RATE) : int(0.35 * RATE)], _silence(1)]))
+    assert not short.heard  # 150 ms of a word
+
+
+def test_local_agreement_helpers():
+    assert agreed_prefix("What is the notice", "what is the notice period?") == 4
+    assert agreed_prefix("what is a", "what is the") == 2
+    assert leading_words("Well, what is the notice period?", 3) == "Well, what is"
+    assert leading_words("anything", 0) == ""
+
+
+def _wait(st: StreamingTranscriber, passes: int, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while st.view().passes < passes:
+        assert time.monotonic() < deadline, "the background pass did not finish"
+        time.sleep(0.05)
+
+
+def test_streamed_transcript_matches_the_whole_clip():
+    """Decoded while it arrives (in 100 ms chunks, as the browser sends them); the machine's speed
+    decides how many passes fit while a user speaks, so the test waits for them instead."""
+    tiny = shared_transcriber("tiny.en")
+    clip = max(librivox_clips(), key=lambda c: c.path.stat().st_size)  # the longest, ~7 s
+    samples = audio_io.load(clip.path).samples
+    held = np.concatenate([samples, _silence(0.4)])
+    st = StreamingTranscriber(tiny, StreamingSettings(interval_s=0.8))
+    half = len(samples) // 2
+    for i in range(0, half, 1600):
+        st.feed(held[i : min(i + 1600, half)], RATE)
+    _wait(st, 1)
+    first = st.view()
+    assert first.text and first.committed == ""  # one pass: nothing agreed yet
+    for i in range(half, len(held), 1600):
+        st.feed(held[i : i + 1600], RATE)
+    _wait(st, 2)
+    assert "dashwood" in st.view().text.lower()
+    result = st.finish()
+    whole = tiny.transcribe(held, sample_rate=RATE)
+    assert result.passes >= 2
+    assert wer([clip.reference], [result.text]) <= wer([clip.reference], [whole.text]) + 0.02
+    # what a browser sends (48 kHz int16, here stereo) is converted like any other input
+    st2 = StreamingTranscriber(tiny, StreamingSettings())
+    pcm = (audio_io.resample(held, RATE, 48000) * 30000).astype(np.int16)
+    st2.feed(np.repeat(pcm[:, None], 2, axis=1), 48000)
+    assert "dashwood" in st2.finish().text.lower()
+
+
+def test_no_speech_is_a_clear_message():
+    tiny = shared_transcriber("tiny.en")
+    st = StreamingTranscriber(tiny, StreamingSettings())
+    st.feed(_silence(1.5), RATE)
+    with pytest.raises(SpeechInputError, match="didn't catch"):
+        st.finish()
+    empty = StreamingTranscriber(tiny, StreamingSettings())
+    with pytest.raises(SpeechInputError, match="empty"):
+        empty.finish()
+
+
+def test_leading_silence_is_not_kept_while_waiting(question):
+    """Hands-free: the microphone is open long before anyone speaks."""
+    tiny = shared_transcriber("tiny.en")
+    st = StreamingTranscriber(tiny, StreamingSettings(), max_seconds=5)
+    for _ in range(80):  # 8 s of quiet, more than max_seconds
+        st.feed(_silence(0.1), RATE)
+    assert st.seconds <= 3.1
+    st.feed(np.concatenate([question, _silence(0.5)]), RATE)
+    text = st.finish().text.lower()
+    assert "notice" in text and "rental" in text

@@ -1,0 +1,170 @@
+"""The browser's voice loop: the microphone streamed into a live transcription, push-to-talk,
+hands-free turns and barge-in. It collects input for `Assistant`; it decides nothing about answers.
+
+The page captures the microphone itself (Web Audio, `ui/assets.py`) and posts 16-bit PCM every
+~100 ms to `/hark/mic/{token}` (`ui/voice_routes.py`), in order and without gaps: Gradio's own
+streaming `gr.Audio` drops chunks while its previous upload is still being handled, which on a busy
+machine lost most of an utterance. Each tab's `VoiceState` is found by a random token the page
+gets when it loads. `VoiceLoop.chunk` feeds the tab's `StreamingTranscriber` (assistant.listening
+→ models.streaming) and answers with what it has heard so far.
+
+Push-to-talk (hold the button or the space bar) ends the utterance when released; hands-free keeps
+the microphone open and ends it after `end_of_turn_ms` of silence, then at once starts the next
+one, so the user can speak while Hark answers. Either way the ended utterance waits in
+`VoiceState.ended` and the page presses a hidden button whose Gradio event runs its turn: only
+the tail is left to decode. Speech of `barge_in_ms` while an answer runs or is being spoken
+interrupts it (the page stops playback, the answer is marked cut off).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import secrets
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from models.errors import HarkError
+
+from models.vad import FRAME_MS
+
+log = logging.getLogger(__name__)
+
+CUT_OFF = " _(cut off)_"
+
+
+@dataclass(eq=False)
+class VoiceState:
+    """The voice side of one browser tab."""
+
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    session: Any = None  # the tab's assistant Session
+    listener: Any = None  # models.streaming.StreamingTranscriber of the utterance being spoken
+    utterance: int = -1  # the page's number of the recording the listener belongs to
+    ended: list[Any] = field(default_factory=list)  # utterances waiting for their turn
+    hands_free: bool = False
+    end_of_turn_ms: float = 600.0
+    playing: bool = False  # the page reports that it is playing a spoken answer
+    barged: bool = False  # this utterance already interrupted Hark
+    cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+@dataclass(frozen=True)
+class ChunkReply:
+    """What one chunk changed, for the page."""
+
+    partial: str = ""  # the live transcript (HTML)
+    turn: bool = False  # an utterance ended: press the hidden send button
+    barge: bool = False  # the user interrupted Hark: stop playback now
+
+    def as_json(self) -> dict[str, Any]:
+        return {"partial": self.partial, "turn": self.turn, "barge": self.barge}
+
+
+def partial_html(view: Any) -> str:
+    """The live transcript: committed words plain, tentative ones in italics."""
+    if view is None or not view.heard:
+        return ""
+    committed = html.escape(view.committed)
+    tentative = html.escape(view.tentative)
+    body = committed + (f" <i>{tentative}</i>" if tentative else "")
+    return f"🎙️ {body}" if body.strip() else "🎙️ …"
+
+
+class VoiceLoop:
+    """The voice states of every tab of one app, by token (weakly: a closed tab's state goes)."""
+
+    def __init__(self, assistant: Any, streaming_settings: Any) -> None:
+        self.assistant = assistant
+        self.settings = streaming_settings
+        self._tabs: weakref.WeakValueDictionary[str, VoiceState] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+
+    def register(self, voice: VoiceState, session: Any) -> str:
+        voice.session = session
+        with self._lock:
+            self._tabs[voice.token] = voice
+        return voice.token
+
+    def find(self, token: str) -> VoiceState | None:
+        with self._lock:
+            return self._tabs.get(token)
+
+    # ---- audio from the page --------------------------------------------------------------------
+    def chunk(
+        self, voice: VoiceState, utterance: int, samples: np.ndarray, rate: int, end: bool, quiet: bool = False
+    ) -> ChunkReply:
+        """16-bit mono samples of recording `utterance`; `end`: the user released (`quiet`: the
+        microphone was switched off, so an utterance with no speech in it is dropped silently)."""
+        with voice.lock:
+            if utterance != voice.utterance or voice.listener is None:
+                self._start_locked(voice, utterance)
+            listener = voice.listener
+        if listener is None:  # no speech recogniser: the turn says so
+            return ChunkReply(turn=end)
+        if len(samples):
+            try:
+                listener.feed(samples, rate)
+            except HarkError as exc:
+                log.warning("microphone chunk dropped: %s", exc.message)
+        barge = self._barge_in(voice, listener)
+        if end:
+            if quiet and not listener.vad.heard:
+                with voice.lock:
+                    if voice.listener is listener:
+                        voice.listener = None
+                listener.close()
+                return ChunkReply()
+            with voice.lock:
+                if voice.listener is listener:
+                    voice.ended.append(listener)
+                    voice.listener = None
+            return ChunkReply(turn=True, barge=barge)
+        if voice.hands_free and listener.vad.heard and not listener.vad.speaking:
+            if listener.vad.silence_ms >= voice.end_of_turn_ms:
+                with voice.lock:
+                    if voice.listener is listener:
+                        voice.ended.append(listener)
+                        self._start_locked(voice, utterance)
+                return ChunkReply(turn=True, barge=barge)
+        return ChunkReply(partial=partial_html(listener.view()), barge=barge)
+
+    def _start_locked(self, voice: VoiceState, utterance: int) -> None:
+        if voice.listener is not None:
+            voice.listener.close()  # an abandoned recording
+        voice.listener = self.assistant.listening.open(voice.session)
+        voice.utterance = utterance
+        voice.barged = False
+
+    def _barge_in(self, voice: VoiceState, listener: Any) -> bool:
+        """Speech long enough while Hark answers or speaks: interrupt it (once per utterance)."""
+        vad = listener.vad
+        answering = voice.playing or bool(getattr(voice.session, "busy", False))
+        if voice.barged or not answering or vad.speech_frames * FRAME_MS < self.settings.barge_in_ms:
+            return False
+        with voice.lock:
+            voice.barged = voice.cut_off_pending = True
+            voice.playing = False
+        self.assistant.listening.interrupt(voice.session)
+        return True
+
+    def take_ended(self, voice: VoiceState) -> Any:
+        """The oldest utterance that ended, or None."""
+        with voice.lock:
+            return voice.ended.pop(0) if voice.ended else None
+
+    def utterance_input(self, listener: Any) -> Any:
+        """The turn's input for a finished utterance: the streamed transcript, or (when the stream
+        heard nothing usable) the recorded samples, so the turn's own checks explain what was wrong."""
+        from assistant.events import AudioInput
+
+        try:
+            result = listener.finish()
+        except HarkError as exc:
+            log.debug("streamed utterance unusable (%s); the turn checks the audio", exc.message)
+            return AudioInput(samples=listener.audio(), sample_rate=16000)
+        return self.assistant.listening.heard(result)
