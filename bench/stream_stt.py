@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from models.runtime_env import prepare_process_env  # noqa: E402
+from models.runtime.env import prepare_process_env  # noqa: E402
 
 prepare_process_env(offline=True)
 

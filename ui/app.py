@@ -62,7 +62,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
     )
     library = LibraryView(assistant, guard, after_change=trim_heap)
     profiles, strategies = _prompt_choices(cfg)
-    loop = VoiceLoop(assistant, cfg.speech.streaming)
+    loop = VoiceLoop(assistant, cfg.speech.streaming)  # the microphone streamed (ui/voice.py)
 
     def ensure(state: ChatState | None) -> ChatState:
         return state if state is not None else ChatState(session=assistant.new_session())
@@ -276,9 +276,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         chat_out = [chatbot, question, evidence, meta, turn_tag, state]
         ev_submit = question.submit(ask, [question, state], chat_out, api_name="ask")
         ev_send = send.click(ask, [question, state], chat_out, api_name=False)
-        ev_voice = controls.mic.stop_recording(voice, [controls.mic, state], chat_out, api_name="voice")
-        ev_voice.then(lambda: None, None, controls.mic, api_name=False, queue=False)
-        voice_events = [ev_voice, *wire_voice(loop, controls, switches, state, chat_out, turn, chat_outputs, ensure)]
+        voice_events = wire_voice(loop, controls, switches, state, chat_out, turn, chat_outputs, ensure, voice)
         ev_speak = turn_tag.change(speak, state, speaker_out, api_name=False, concurrency_id="speech")
         stop_btn.click(
             stop, state, None, cancels=[ev_submit, ev_send, *voice_events, ev_speak], queue=False, api_name=False

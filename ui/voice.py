@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from models.errors import HarkError
 
+from models.runtime.errors import HarkError
 from models.vad import FRAME_MS
 
 log = logging.getLogger(__name__)

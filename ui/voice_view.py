@@ -72,8 +72,9 @@ def wire_voice(
     turn: Callable[..., Any],
     chat_outputs: Callable[..., tuple],
     ensure: Callable[[Any], Any],
+    whole_clip: Callable[..., Any],
 ) -> list[Any]:
-    """The events of the streamed microphone; returns those the Stop button cancels."""
+    """The voice events (`whole_clip`: the Record/Stop handler); returns those Stop cancels."""
 
     def mark_cut_off(st: Any) -> None:
         """The answer the user interrupted says so (its memory entry is marked by the assistant)."""
@@ -101,10 +102,12 @@ def wire_voice(
 
         return set_value
 
+    ev_clip = controls.mic.stop_recording(whole_clip, [controls.mic, state], chat_out, api_name="voice")
+    ev_clip.then(lambda: None, None, controls.mic, api_name=False, queue=False)
     ev_spoken = controls.send.click(spoken_turn, state, chat_out, api_name=False)
     hands_free = switches.hands_free
     hands_free.change(set_voice("hands_free"), [hands_free, state], state, queue=False, api_name=False)
     hands_free.change(None, hands_free, None, js="(on) => { window.harkHandsFree && window.harkHandsFree(on); }")
     end_of_turn = switches.end_of_turn
     end_of_turn.change(set_voice("end_of_turn_ms"), [end_of_turn, state], state, queue=False, api_name=False)
-    return [ev_spoken]
+    return [ev_clip, ev_spoken]
