@@ -108,6 +108,9 @@ class UISettings(_Strict):
 
 
 class HarkConfig(_Strict):
+    # errors never echo the input: a misplaced secret (e.g. in store.storage_options) stays hidden
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
     tts: TTSSettings = Field(default_factory=TTSSettings)

@@ -113,6 +113,11 @@ class Ingestor:
     def ingest(
         self, paths: list[Path], rebuild: bool = False, progress: Progress | None = None
     ) -> IngestReport:
+        """One run, holding the library's ingest lock (IngestBusy when another ingest runs)."""
+        with self.store.ingest_lock():
+            return self._ingest(paths, rebuild, progress)
+
+    def _ingest(self, paths: list[Path], rebuild: bool, progress: Progress | None) -> IngestReport:
         t0 = time.perf_counter()
         say = progress or (lambda _f, _m: None)
         report = IngestReport(embedder=self.embedder.identity)

@@ -4,18 +4,31 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# storage option keys that carry credentials: they come from the environment only, never the config
+_CREDENTIAL_WORDS = ("secret", "token", "password", "access_key", "account_key", "sas", "service_account", "credential")
+
+
+def _is_credential(option: str) -> bool:
+    return any(w in option.lower() for w in _CREDENTIAL_WORDS)
+
+
 class StoreSettings(_Strict):
     # folder for the LanceDB tables, manifest, traces; relative paths resolve against the config file
     data_dir: str = "data"
-    # LanceDB URI; None means <data_dir>/lancedb. Accepts s3://bucket/path or db://… (LanceDB Cloud)
+    # LanceDB URI; None means <data_dir>/lancedb. Accepts s3://bucket/prefix (S3 or an S3-compatible
+    # server) or db://… (LanceDB Cloud)
     uri: str | None = None
+    # object-store options passed to lancedb.connect (endpoint, region, allow_http, timeout,
+    # client_max_retries, …); credentials are refused here: they come from the environment
+    # (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN)
+    storage_options: dict[str, str] = Field(default_factory=dict)
     table_prefix: str = "chunks"
     # build an approximate (IVF) vector index once the table holds this many chunks
     ann_threshold: int = Field(20000, ge=256)
@@ -30,6 +43,24 @@ class StoreSettings(_Strict):
     memory_search: bool = True
     # a local library sees other processes' commits (CLI ingest, the ingest child) within this time
     refresh_seconds: float = Field(2.0, ge=0)
+    # one ingest at a time per library: a crashed ingest's lock expires after this long (its
+    # holder renews it every third of it); on the same machine a dead holder is seen at once
+    ingest_lock_seconds: float = Field(60.0, ge=3)
+
+    @field_validator("storage_options", mode="before")
+    @classmethod
+    def _no_credentials(cls, value: object) -> object:
+        """Credentials are refused (HarkConfig hides the input of errors, so this cannot echo them);
+        YAML's booleans and numbers become the strings the object store reads ("true", "3")."""
+        if not isinstance(value, dict):
+            return value
+        refused = sorted(str(k) for k in value if _is_credential(str(k)))
+        if refused:
+            raise ValueError(
+                f"store.storage_options must not hold credentials ({', '.join(refused)}): set them in the "
+                "environment instead (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)"
+            )
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
 
 
 class IngestSettings(_Strict):

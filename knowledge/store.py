@@ -17,24 +17,28 @@
   version, the full-text query) instead of seven.
 - Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
   delete-by-source), so a concurrent search sees either the old or the new version of a file.
+- Where: a folder or object storage (`knowledge.storage`); the manifest and the ingest lock are
+  tables beside the chunks table, so everything about the library lives in one place.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import math
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 
+from knowledge.ingest_lock import IngestLock
 from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
+from knowledge.storage import StoreWriteError, connect, failure, is_io_error, is_store_error
 from knowledge.types import Chunk, Hit
 from knowledge.vector_cache import StaleSnapshot, VectorCache, vector_matrix
 from models.runtime.errors import HarkError
@@ -42,11 +46,7 @@ from models.runtime.errors import HarkError
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_IO_WORDS = ("no space", "read-only", "permission denied", "disk quota", "io error", "input/output")
-
-
-class StoreWriteError(HarkError):
-    """The library could not be written (read-only folder, disk full, …); the index is unchanged."""
+__all__ = ["ChunkStore", "StoreWriteError", "chunk_schema", "table_name"]
 
 
 def table_name(prefix: str, identity: str) -> str:
@@ -72,19 +72,6 @@ def chunk_schema(dim: int) -> pa.Schema:
     )
 
 
-def _is_io_error(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno in (
-        errno.ENOSPC,
-        errno.EROFS,
-        errno.EACCES,
-        errno.EPERM,
-        errno.EDQUOT,
-    ):
-        return True
-    text = str(exc).lower()
-    return isinstance(exc, OSError | RuntimeError | ValueError) and any(w in text for w in _IO_WORDS)
-
-
 @dataclass(frozen=True)
 class _Facts:
     """What one table version holds: its row count and which indexes it has."""
@@ -108,6 +95,7 @@ class ChunkStore:
         self._write_lock = threading.Lock()
         self._vectors = VectorCache(_HIT_COLUMNS)
         self._facts_of: _Facts | None = None
+        self._lease: IngestLock | None = None
         self._table = self._guard(self._open_table, "open the chunks table")
         self.manifest: Manifest = self._guard(
             lambda: Manifest(db, f"{self.name}__files"), "open the files manifest"
@@ -117,18 +105,8 @@ class ChunkStore:
 
     @classmethod
     def open(cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings) -> ChunkStore:
-        import datetime
-
-        import lancedb
-
-        kwargs: dict[str, Any] = {}
-        if "://" not in uri:  # a local folder: see other processes' commits within refresh_seconds
-            kwargs["read_consistency_interval"] = datetime.timedelta(seconds=settings.refresh_seconds)
-        try:
-            db = lancedb.connect(uri, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - reported with what to do
-            raise StoreWriteError(f"could not open the library at {uri}: {exc}", _HINT) from exc
-        return cls(db, uri, embedder_identity, dim, settings)
+        """The store at `uri`: a folder, `s3://bucket/prefix` (with `settings.storage_options`)…"""
+        return cls(connect(uri, settings), uri, embedder_identity, dim, settings)
 
     def _open_table(self) -> Any:
         if self.name in self._db.list_tables().tables:
@@ -148,8 +126,9 @@ class ChunkStore:
         except HarkError:
             raise
         except Exception as exc:
-            if _is_io_error(exc):
-                raise StoreWriteError(f"could not {what} in {self.uri}: {_short(exc)}", _HINT) from exc
+            if is_io_error(exc) or is_store_error(exc, self.uri):
+                # the raw reply stays out of the chain: it may name the access key
+                raise failure(exc, self.uri, what) from None
             raise
 
     @property
@@ -302,6 +281,26 @@ class ChunkStore:
 
     # ------------------------------------------------------------ writing
 
+    @contextmanager
+    def ingest_lock(self) -> Iterator[IngestLock]:
+        """Hold the library's ingest lease (IngestBusy when another ingest holds it); meanwhile
+        every write first checks that no other ingest took it over."""
+        lock = self._guard(
+            lambda: IngestLock(self._db, f"{self.name}__lock", self.settings.ingest_lock_seconds),
+            "open the ingest lock",
+        )
+        self._guard(lock.acquire, "take the ingest lock")
+        self._lease = lock
+        try:
+            yield lock
+        finally:
+            self._lease = None
+            lock.release()
+
+    def _check_lease(self) -> None:
+        if self._lease is not None:
+            self._lease.check()
+
     def replace_files(self, files: dict[str, tuple[list[Chunk], np.ndarray]]) -> None:
         """Replace all chunks of these files with the given ones, in one atomic commit."""
         if not files:
@@ -327,6 +326,7 @@ class ChunkStore:
                 )
         data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dim))
         scope = "source_path IN (" + ", ".join(sql_str(p) for p in files) + ")"
+        self._check_lease()
         with self._write_lock:
             self._guard(
                 lambda: (
@@ -341,12 +341,14 @@ class ChunkStore:
 
     def delete_document(self, source_path: str) -> None:
         """Remove a file's chunks, then its manifest entry."""
+        self._check_lease()
         with self._write_lock:
             self._guard(lambda: self._table.delete(f"source_path = {sql_str(source_path)}"), "delete chunks")
             self._guard(lambda: self.manifest.delete([source_path]), "update the files manifest")
 
     def record(self, infos: list[DocumentInfo]) -> None:
         """Write manifest entries (after the chunks they describe are committed)."""
+        self._check_lease()
         with self._write_lock:
             self._guard(lambda: self.manifest.upsert(infos), "update the files manifest")
 
@@ -396,16 +398,6 @@ class ChunkStore:
             partitions,
         )
         self._table.create_index("vector", config=config, replace=True)
-
-
-_HINT = "check that the data folder is writable and the disk has free space; the existing index is unchanged"
-
-
-def _short(exc: BaseException) -> str:
-    """The operating system's words without the Rust source locations lance appends."""
-    text = str(exc)
-    m = re.search(r"IO\): ([^,]+?)(?: \(os error \d+\))?(?:,| at path|$)", text)
-    return m.group(1).strip() if m else text.split(", /")[0][:200]
 
 
 def _sub_vectors(dim: int) -> int:
