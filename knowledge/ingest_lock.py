@@ -41,6 +41,7 @@ SCHEMA = pa.schema(
         pa.field("expires", pa.float64()),
     ]
 )
+_ATTEMPTS = 6
 _FREE = {"lock": "ingest", "owner": "", "host": "", "pid": 0, "started": 0.0, "expires": 0.0}
 
 
@@ -66,13 +67,24 @@ class IngestLock:
         self._open()
 
     def _open(self) -> Any:
-        if self._table is None:
-            if self.name in self._db.list_tables().tables:
-                self._table = self._db.open_table(self.name)
-            else:  # two creators at once may leave two free rows: every update below covers both
-                self._table = self._db.create_table(self.name, data=pa.Table.from_pylist([_FREE], SCHEMA),
-                                                    exist_ok=True)
-        return self._table
+        """The lock table, created with one free row when missing. Two creators at once: one may
+        find the other's table half made (retried), or leave two free rows (every update below
+        covers all rows alike)."""
+        for attempt in range(_ATTEMPTS):
+            try:
+                if self._table is None:
+                    if self.name in self._db.list_tables().tables:
+                        self._table = self._db.open_table(self.name)
+                    else:
+                        data = pa.Table.from_pylist([_FREE], SCHEMA)
+                        self._table = self._db.create_table(self.name, data=data, exist_ok=True)
+                return self._table
+            except (ValueError, RuntimeError) as exc:
+                if attempt == _ATTEMPTS - 1 or not _racing(exc):
+                    raise
+                self._table = None
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def holder(self) -> dict[str, Any] | None:
         """The current lease row when someone holds an unexpired lease, else None."""
@@ -85,16 +97,25 @@ class IngestLock:
         return None
 
     def acquire(self) -> None:
-        now = time.time()
-        taken = f"owner = '' OR expires < {now!r}"
-        dead = self._dead_local_holder()
-        if dead:
-            taken += f" OR owner = {sql_str(dead)}"
-        table = self._open()
-        values = {"owner": self.owner, "host": self.host, "pid": self.pid, "started": now,
-                  "expires": now + self.seconds}
-        if table.update(where=taken, values=values).rows_updated == 0:
-            raise _busy(self.holder(), self.seconds)
+        values = {"owner": self.owner, "host": self.host, "pid": self.pid}
+        for attempt in range(_ATTEMPTS):
+            now = time.time()
+            taken = f"owner = '' OR expires < {now!r}"
+            dead = self._dead_local_holder()
+            if dead:
+                taken += f" OR owner = {sql_str(dead)}"
+            try:
+                got = self._open().update(where=taken, values={**values, "started": now,
+                                                               "expires": now + self.seconds})
+                break
+            except RuntimeError as exc:  # a table being created meanwhile: read it again
+                if attempt == _ATTEMPTS - 1 or not _racing(exc):
+                    raise
+                self._table = None
+                time.sleep(0.05 * (attempt + 1))
+        holder = self.holder()
+        if got.rows_updated == 0 or holder is None or holder["owner"] != self.owner:
+            raise _busy(holder, self.seconds)
         self.lost = False
         self._stop.clear()
         self._renewer = threading.Thread(target=self._renew, name="ingest-lock", daemon=True)
@@ -146,6 +167,12 @@ class IngestLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _racing(exc: BaseException) -> bool:
+    """A failure of two writers creating or changing the lock table at the same moment."""
+    text = str(exc).lower()
+    return any(w in text for w in ("incompatible transaction", "conflict", "was not found", "already exists"))
 
 
 def _alive(pid: int) -> bool:

@@ -39,3 +39,17 @@ def hark_config(tmp_path):
     cfg.embedder.backend = "minilm"
     cfg._base_dir = tmp_path
     return cfg
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """A real S3 server (moto, tests/s3_server.py) on 127.0.0.1, with the test credentials in the
+    environment for the whole run (Hark reads them from there)."""
+    from tests.s3_server import S3Server, credentials
+
+    server = S3Server().start()
+    try:
+        with credentials():
+            yield server
+    finally:
+        server.stop()

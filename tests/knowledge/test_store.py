@@ -1,5 +1,6 @@
-"""ChunkStore on a real LanceDB in tmp_path: search, FTS, tables per embedder, atomic replacement,
-the approximate index, and write failures on a really read-only / really full file system."""
+"""ChunkStore on a real LanceDB, in a temp folder and on a real S3 server (moto, over HTTP): search,
+FTS, tables per embedder, atomic replacement, the approximate index; and write failures on a really
+read-only / really full file system."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,13 +46,29 @@ def _chunks(sp: str, texts: list[str], version: str = "v1") -> list[Chunk]:
     ]
 
 
-def _store(tmp_path: Path, identity: str = "test-emb", dim: int = DIM, **kw: object) -> ChunkStore:
-    return ChunkStore.open(str(tmp_path / "db"), identity, dim, StoreSettings(**kw))
+@dataclass(frozen=True)
+class Where:
+    """A library location: a folder, or a prefix in the S3 server's bucket with its options."""
+
+    uri: str
+    options: dict[str, str]
 
 
-def test_dense_search_is_exact_cosine_with_metadata(tmp_path: Path) -> None:
+@pytest.fixture(params=["folder", "s3"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Where:
+    if request.param == "folder":
+        return Where(str(tmp_path / "db"), {})
+    s3 = request.getfixturevalue("s3")
+    return Where(s3.new_uri(), s3.storage_options())
+
+
+def _store(where: Where, identity: str = "test-emb", dim: int = DIM, **kw: object) -> ChunkStore:
+    return ChunkStore.open(where.uri, identity, dim, StoreSettings(storage_options=where.options, **kw))
+
+
+def test_dense_search_is_exact_cosine_with_metadata(where: Where) -> None:
     rng = np.random.default_rng(0)
-    store = _store(tmp_path)
+    store = _store(where)
     vecs = _unit(rng, 40)
     files = {}
     for f in range(4):
@@ -75,9 +93,9 @@ def test_dense_search_is_exact_cosine_with_metadata(tmp_path: Path) -> None:
     assert np.allclose(got[hits[1].chunk_id], vecs[expected[1]], atol=1e-6)
 
 
-def test_one_table_per_embedder_identity(tmp_path: Path) -> None:
-    a = _store(tmp_path, "clip-vit-b-32-openai")
-    b = _store(tmp_path, "minilm-l6-v2", dim=16)
+def test_one_table_per_embedder_identity(where: Where) -> None:
+    a = _store(where, "clip-vit-b-32-openai")
+    b = _store(where, "minilm-l6-v2", dim=16)
     assert a.name == "chunks__clip-vit-b-32-openai" and b.name == "chunks__minilm-l6-v2"
     assert table_name("chunks", "weird/name with spaces") == "chunks__weird_name_with_spaces"
     a.replace_files({"x.md": (_chunks("x.md", ["one"]), _unit(np.random.default_rng(1), 1))})
@@ -86,9 +104,9 @@ def test_one_table_per_embedder_identity(tmp_path: Path) -> None:
         ChunkStore(a._db, a.uri, "clip-vit-b-32-openai", 64, StoreSettings())
 
 
-def test_fts_search_bm25_and_kept_up_to_date(tmp_path: Path) -> None:
+def test_fts_search_bm25_and_kept_up_to_date(where: Where) -> None:
     rng = np.random.default_rng(2)
-    store = _store(tmp_path)
+    store = _store(where)
     texts = ["the notice period is three months", "bread needs flour water and salt", "tomatoes need sun"]
     store.replace_files({"a.md": (_chunks("a.md", texts), _unit(rng, 3))})
     store.update_indexes()
@@ -104,9 +122,9 @@ def test_fts_search_bm25_and_kept_up_to_date(tmp_path: Path) -> None:
     assert store.fts_search("notice period", 5) == []
 
 
-def test_replace_is_atomic_for_concurrent_readers(tmp_path: Path) -> None:
+def test_replace_is_atomic_for_concurrent_readers(where: Where) -> None:
     rng = np.random.default_rng(3)
-    store = _store(tmp_path)
+    store = _store(where)
     store.replace_files({"other.md": (_chunks("other.md", ["x"] * 3), _unit(rng, 3))})
     versions = {
         v: (_chunks("a.md", [f"{v} part {i}" for i in range(n)], v), _unit(rng, n))
@@ -116,7 +134,7 @@ def test_replace_is_atomic_for_concurrent_readers(tmp_path: Path) -> None:
     allowed = {frozenset(c.chunk_id for c in versions[v][0]) for v in versions}
     seen: list[frozenset[str]] = []
     stop = threading.Event()
-    reader_store = _store(tmp_path)  # a second connection, like the app while the CLI ingests
+    reader_store = _store(where)  # a second connection, like the app while the CLI ingests
 
     def reader() -> None:
         q = _unit(np.random.default_rng(4), 1)[0]
@@ -138,8 +156,8 @@ def test_replace_is_atomic_for_concurrent_readers(tmp_path: Path) -> None:
     assert store.count() == 3 + 4
 
 
-def test_delete_document_and_manifest(tmp_path: Path) -> None:
-    store = _store(tmp_path)
+def test_delete_document_and_manifest(where: Where) -> None:
+    store = _store(where)
     rng = np.random.default_rng(5)
     store.replace_files(
         {
@@ -158,14 +176,14 @@ def test_delete_document_and_manifest(tmp_path: Path) -> None:
     assert store.count() == 1
 
 
-def test_approximate_index_above_threshold_keeps_recall(tmp_path: Path) -> None:
+def test_approximate_index_above_threshold_keeps_recall(where: Where) -> None:
     rng = np.random.default_rng(6)
     centres = _unit(rng, 30, 64)
     n = 3000
     data = centres[rng.integers(0, 30, n)] + 0.06 * rng.normal(size=(n, 64)).astype(np.float32)  # cos ~0.9
     data /= np.linalg.norm(data, axis=1, keepdims=True)
     store = _store(
-        tmp_path, dim=64, ann_threshold=2000, ann_partitions=16, ann_nprobes=8, ann_refine_factor=4
+        where, dim=64, ann_threshold=2000, ann_partitions=16, ann_nprobes=8, ann_refine_factor=4
     )
     chunks = [Chunk(f"c{i}", "big.md", f"text {i}", "Big", text_hash=f"h{i}") for i in range(n)]
     store.replace_files({"big.md": (chunks, data)})
