@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from knowledge.manifest import sql_str
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ class StoreSettings(_Strict):
     # exact search below ann_threshold from an in-memory snapshot: vectors (≤ 40 MB at 20k × 512) and
     # the hit columns (~3 KB per 500-word chunk)
     memory_search: bool = True
-    # a local library sees other processes' commits (CLI ingest, the ingest child) within this time
+    # the library shows other processes' commits (CLI ingest, the ingest child, other machines) within this time
     refresh_seconds: float = Field(2.0, ge=0)
     # one ingest at a time per library: a crashed ingest's lock expires after this long (its
     # holder renews it every third of it); on the same machine a dead holder is seen at once

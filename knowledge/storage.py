@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from knowledge.settings import StoreSettings
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 

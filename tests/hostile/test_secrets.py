@@ -1,6 +1,8 @@
 """Secrets: with fake keys in the environment, no key appears in any answer, notice, trace, log line,
 status panel or error — also when every provider fails in a different way and their error bodies
-echo the key back (as real providers partly do). Each key travels only to its own provider.
+echo the key back (as real providers partly do). Each key travels only to its own provider. The
+object-storage credentials likewise, on a library in a real S3 server (moto): answering, the server
+stopping mid-conversation and mid-ingest, and refused credentials at start-up.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import logging
 
 import pytest
 
+from models.runtime.errors import HarkError
 from tests.hostile.harness import all_log_text, make_assistant, provider_block
 from tests.hostile.injection import FAKE_KEYS, leaked_secrets
 from tests.llm_server import Drop, Fail, LLMServer, Reply, Stall
+from tests.s3_server import env as s3_credentials
 from tests.serp_server import SerpServer
 
 pytestmark = pytest.mark.timeout(180)
@@ -124,3 +128,38 @@ def test_the_leak_detector_sees_whole_and_partial_keys():
     assert leaked_secrets(f"error: {key}") == ["OPENAI_API_KEY"]
     assert leaked_secrets(f"...{key[5:25]}...") == ["OPENAI_API_KEY"]
     assert leaked_secrets("sk-hark-***") == []
+
+
+def _hark_log_text(caplog) -> str:
+    """All log records but those of the S3 server and SDK the test runs (they are not Hark)."""
+    fmt = logging.Formatter("%(levelname)s %(name)s %(message)s")
+    return "\n".join(fmt.format(r) for r in caplog.records
+                     if not r.name.startswith(("moto", "botocore", "boto3", "werkzeug", "urllib3", "s3transfer")))
+
+
+def test_the_object_storage_paths_leak_no_credential(tmp_path, minilm, s3, caplog):
+    caplog.set_level(logging.DEBUG)
+    lib = tmp_path / "library"
+    lib.mkdir()
+    (lib / "house.txt").write_text(DOC)
+    store = {"uri": s3.new_uri(), "storage_options": s3.storage_options(), "refresh_seconds": 0}
+    extra = {"store": store, "ingest": {"isolation": "inline"}}
+    rig = make_assistant(tmp_path / "a", minilm, library=lib, extra=extra)
+    ok = rig.turn(rig.assistant.new_session(), "When is the boiler service booked?")
+    assert "fourth of May" in ok.answer, ok.answer
+    (lib / "house.txt").write_text(DOC + "The chimney sweep comes in June.\n")
+    s3.stop()
+    try:
+        down = rig.turn(rig.assistant.new_session(), "What is the plumber's name?")
+        with pytest.raises(HarkError) as ingest_down:
+            rig.assistant.ingest([lib])
+    finally:
+        s3.start()
+    with s3.require_auth(), pytest.raises(HarkError) as refused:
+        make_assistant(tmp_path / "b", minilm, extra=extra).assistant.warm_up()
+    assert "refused the credentials" in str(refused.value)
+    blobs = [ok.everything, down.everything, str(ingest_down.value), str(refused.value), _hark_log_text(caplog),
+             json.dumps(rig.assistant.status(), default=str), repr(rig.cfg)]
+    if rig.trace_path.exists():
+        blobs.append(rig.trace_path.read_text())
+    assert not leaked_secrets("\n".join(blobs), s3_credentials()), "an object-storage credential leaked"

@@ -5,12 +5,7 @@ ingests that meet are refused with a clear message without corrupting the table 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,71 +14,13 @@ import pytest
 from knowledge.ingest_lock import IngestLock
 from knowledge.settings import StoreSettings
 from knowledge.store import ChunkStore
-from tests.conftest import ROOT
 from tests.hostile.injection import leaked_secrets
-from tests.hostile.load_rig import CLIENT_TIMEOUT, PEOPLE, free_port, strip_html, write_library
+from tests.hostile.load_rig import CLIENT_TIMEOUT, PEOPLE, strip_html, write_library
+from tests.hostile.team_rig import AppProcess, finish, ingest, start_app, write_config
 from tests.s3_server import env
 
 pytestmark = pytest.mark.timeout(600)
 REFRESH = 1.0  # store.refresh_seconds of every process here
-
-
-def write_config(folder: Path, uri: str, options: dict[str, str]) -> Path:
-    """One machine's config: its own data folder and traces, the shared library, no LLM."""
-    folder.mkdir(parents=True, exist_ok=True)
-    opts = "".join(f"    {k}: '{v}'\n" for k, v in options.items())
-    cfg = folder / "config.yaml"
-    cfg.write_text(
-        "embedder: {backend: minilm}\n"
-        f"store:\n  data_dir: {folder / 'data'}\n  uri: {uri}\n  refresh_seconds: {REFRESH}\n"
-        f"  storage_options:\n{opts}"
-        f"intent: {{adapter_dir: {ROOT / 'models' / 'intent_adapter'}}}\n"
-        "speech: {model: tiny.en, warm_up: false}\ntts: {enabled: false}\n"
-        "llm: {order: [], providers: {}}\n"
-        f"ui: {{library_dir: {folder / 'data' / 'library'}}}\n",
-        encoding="utf-8",
-    )
-    return cfg
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, **env(), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-
-
-def ingest(cfg: Path, *paths: Path) -> subprocess.Popen:
-    cmd = [sys.executable, str(ROOT / "launch.py"), "ingest", *map(str, paths), "--config", str(cfg)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                            cwd=cfg.parent)
-
-
-def finish(proc: subprocess.Popen, timeout: float = 300) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, out, err
-
-
-@dataclass
-class AppProcess:
-    proc: subprocess.Popen
-    url: str = ""
-    lines: list[str] = field(default_factory=list)
-    ready: threading.Event = field(default_factory=threading.Event)
-
-    def read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if line.startswith("Hark is running at "):
-                self.url = line.split(" at ", 1)[1].strip()
-                self.ready.set()
-        self.ready.set()
-
-
-def start_app(cfg: Path) -> AppProcess:
-    cmd = [sys.executable, str(ROOT / "launch.py"), "--config", str(cfg), "--port", str(free_port())]
-    app = AppProcess(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      env={**_env(), "GRADIO_ANALYTICS_ENABLED": "False"}, cwd=cfg.parent))
-    threading.Thread(target=app.read, daemon=True).start()
-    return app
 
 
 def ask(url: str, question: str) -> str:
@@ -127,26 +64,21 @@ def team(tmp_path_factory, s3, minilm):
     base = tmp_path_factory.mktemp("team")
     uri = s3.new_uri()
     options = s3.storage_options()
-    worker = write_config(base / "worker", uri, options)
+    worker = write_config(base / "worker", uri, options, refresh=REFRESH)
     store = ChunkStore.open(uri, minilm.identity, minilm.dim, StoreSettings(storage_options=options))
     apps: list[AppProcess] = []
     try:
         with IngestLock(store._db, f"{store.name}__lock", 60):
-            apps = [start_app(write_config(base / name, uri, options)) for name in ("node_a", "node_b")]
+            apps = [start_app(write_config(base / n, uri, options, refresh=REFRESH)) for n in ("node_a", "node_b")]
             refused = finish(ingest(worker, memo_batch(base / "refused", 9, "Nobody")))
         first = finish(ingest(worker, write_library(base / "docs")))
         for app in apps:
-            assert app.ready.wait(300) and app.url, "".join(app.lines)[-3000:]
+            app.wait_ready()
         yield {"base": base, "uri": uri, "options": options, "worker": worker, "apps": apps,
                "refused": refused, "first": first}
     finally:
         for app in apps:
-            app.proc.terminate()
-        for app in apps:
-            try:
-                app.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                app.proc.kill()
+            app.stop()
 
 
 def _store(team: dict[str, Any], minilm) -> ChunkStore:

@@ -19,7 +19,7 @@ from knowledge.ingest import Ingestor
 from knowledge.ingest_lock import IngestBusy, IngestLock
 from knowledge.settings import IngestSettings, StoreSettings
 from knowledge.store import ChunkStore, StoreWriteError
-from models.errors import HarkError
+from models.runtime.errors import HarkError
 from tests.conftest import ROOT
 from tests.hostile.injection import leaked_secrets
 from tests.s3_server import env
