@@ -44,7 +44,10 @@ def _write_pdf(path: Path, title: str, text: str) -> None:
 
     from tests.knowledge.docs_factory import write_text_pdf
 
-    lines = ([title, ""] if title else []) + textwrap.wrap(text.encode("latin-1", "replace").decode("latin-1"), 90)
+    def latin1(t: str) -> str:  # the test PDF writer's Helvetica text is Latin-1
+        return t.encode("latin-1", "replace").decode("latin-1")
+
+    lines = ([latin1(title), ""] if title else []) + textwrap.wrap(latin1(text), 90)
     write_text_pdf(path, [lines[i : i + 45] for i in range(0, len(lines), 45)] or [[""]])
 
 
