@@ -92,7 +92,7 @@ def main() -> None:
             changed = sorted(lib.iterdir())[:: max(1, n_files // max(1, n_files // 100))][
                 : max(1, n_files // 100)
             ]
-            for p in changed:
+            for p in changed if not args.pdf else []:  # PDFs: no edit step
                 p.write_text(
                     p.read_text(encoding="utf-8") + "\nEdited for the benchmark.\n", encoding="utf-8"
                 )
