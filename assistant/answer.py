@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.answerability import Answerability, Decision, Signals
 from assistant.config import LLMSettings, PromptSettings
 from assistant.events import NOT_KNOWN, Answer, Notice, Restart, Token
 from assistant.evidence import Evidence
@@ -71,6 +72,7 @@ class Answerer:
         builder: PromptBuilder | None = None,
         embed: EmbedFn | None = None,
         min_score: float | None = None,
+        answerability: Answerability | None = None,
     ) -> None:
         self.llm_settings = llm_settings
         self.prompt_settings = prompt_settings
@@ -80,7 +82,21 @@ class Answerer:
             max_sentences=llm_settings.extractive_sentences,
             embed=embed if llm_settings.extractive_embedding else None,
         )
-        self.min_score = min_score
+        self.min_score = min_score  # only when no answerability decision is given
+        self.answerability = answerability or Answerability(None)
+
+    def assess(
+        self,
+        question: str,
+        evidence: Sequence[Hit],
+        candidates: Sequence[Hit] = (),
+        signals: Signals | None = None,
+    ) -> Decision:
+        """Whether the documents answer `question` (before any LLM call); the decision carries the
+        ranked sentences the extractive answer is then composed from."""
+        blocks = self.builder.blocks(evidence)
+        ranked = self.extractive.rank(question, blocks)
+        return self.answerability.decide(question, blocks, candidates, ranked, signals)
 
     def answer(
         self, question: str, evidence: Sequence[Hit], history: str = "", **kwargs: Any
@@ -103,6 +119,7 @@ class Answerer:
         reasoning: str | None = None,
         relevant: bool = True,
         cancel: threading.Event | None = None,
+        decision: Decision | None = None,
     ) -> Iterator[Token | Notice | Answer]:
         t0 = time.monotonic()
         profile, reasoning, notices = self._choose(profile, reasoning)
@@ -110,8 +127,13 @@ class Answerer:
         blocks = self.builder.blocks(evidence)
         trace: dict[str, Any] = {"profile": profile, "reasoning": reasoning, "blocks": len(blocks)}
 
-        if not has_evidence(blocks, relevant, self.min_score):
-            trace["grounding"] = "no_evidence" if not blocks else "below_threshold"
+        if decision is not None:
+            trace["answerability"] = decision.to_trace()
+        threshold = self.min_score if decision is None else None
+        if not has_evidence(blocks, relevant, threshold) or (decision is not None and not decision.answerable):
+            trace["grounding"] = (
+                "no_evidence" if not blocks else "not_answerable" if decision is not None else "below_threshold"
+            )
             yield Token(NOT_KNOWN)
             yield self._not_known("grounding", trace, t0)
             return
@@ -130,7 +152,7 @@ class Answerer:
         first_token_ms: float | None = None
         result: ChainResult | None = None
         for item in self.chain.stream(
-            messages, extractive=lambda: self.extractive.answer(question, blocks), cancel=cancel
+            messages, extractive=lambda: self._extractive(question, blocks, decision), cancel=cancel
         ):
             if isinstance(item, str):
                 out = rewriter.feed(gate.feed(item))
@@ -173,6 +195,11 @@ class Answerer:
         yield TracedAnswer(text, result.provider, cited, trace=trace)
 
     # ------------------------------------------------------------------ helpers
+    def _extractive(self, question: str, blocks: list[Hit], decision: Decision | None) -> str:
+        if decision is not None and decision.ranked:
+            return self.extractive.compose(question, decision.ranked)
+        return self.extractive.answer(question, blocks)
+
     def _choose(self, profile: str | None, reasoning: str | None) -> tuple[str, str, list[Notice]]:
         notices: list[Notice] = []
         try:

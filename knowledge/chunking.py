@@ -1,7 +1,9 @@
-"""Blocks → chunks of up to `chunk_words` words with `overlap_words` of overlap.
+"""Blocks → chunks of up to `chunk_words` words with up to `overlap_words` of overlap.
 
-Blocks are aggregated in order; a block is split only when it alone exceeds the limit. A new chunk
-starts with the last `overlap_words` words of the previous one. Empty chunks and chunks whose text is
+Blocks are aggregated in order; a block is split only when it alone exceeds the limit, and then at
+sentence ends (a single sentence longer than the limit is cut by words). A new chunk starts with the
+last whole sentences of the previous one that fit in `overlap_words`, so chunk edges fall between
+sentences. Empty chunks and chunks whose text is
 just the document title are dropped. Each chunk carries the section heading it starts in, its pages,
 the document's tags, the file hash and the hash of its normalised text (for deduplication).
 """
@@ -14,6 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from knowledge.loaders import Block, LoadedDocument
+from knowledge.sentences import sentence_spans
 from knowledge.types import Chunk
 
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
@@ -41,12 +44,44 @@ class _Piece:
     page: int | None
     section: str
     is_title: bool = False
+    continues: bool = False  # a later window of a split block: it starts with its own overlap
+
+
+def _tail(words: list[str], budget: int) -> list[str]:
+    """The last whole sentences of `words` within `budget` words (none when the last one is longer);
+    text with no sentence end near its tail (tables, lists, code) gives its last `budget` words."""
+    if budget <= 0 or not words:
+        return []
+    starts = [e + 1 for e in sentence_spans(words)[:-1]]
+    if not starts or len(words) - starts[-1] > 4 * max(budget, 50):
+        return words[-budget:]
+    fits = [s for s in starts if len(words) - s <= budget]
+    return words[fits[0] :] if fits else []
+
+
+def _windows(words: list[str], limit: int, overlap: int) -> list[list[str]]:
+    """A long block as windows of at most `limit` words that end at sentence ends, each starting
+    with the previous window's last sentences (within `overlap` words)."""
+    ends = sentence_spans(words)
+    out: list[list[str]] = []
+    start = 0
+    while start < len(words):
+        inside = [e for e in ends if start <= e < start + limit]
+        end = inside[-1] + 1 if inside and inside[-1] + 1 < len(words) else min(len(words), start + limit)
+        if not inside and end < len(words):
+            end = start + limit  # one sentence longer than the limit: cut by words
+        out.append(words[start:end])
+        if end >= len(words):
+            break
+        back = _tail(words[start:end], overlap)
+        nxt = end - len(back)
+        start = nxt if nxt > start else end
+    return out
 
 
 def _pieces(blocks: list[Block], limit: int, overlap: int) -> list[_Piece]:
     """Blocks as word lists; only a block longer than `limit` is split (with overlap)."""
     out: list[_Piece] = []
-    step = max(1, limit - overlap)
     for b in blocks:
         words = b.text.split()
         if not words:
@@ -54,10 +89,8 @@ def _pieces(blocks: list[Block], limit: int, overlap: int) -> list[_Piece]:
         if len(words) <= limit:
             out.append(_Piece(words, b.page, b.section, b.kind == "title"))
             continue
-        for start in range(0, len(words), step):
-            out.append(_Piece(words[start : start + limit], b.page, b.section))
-            if start + limit >= len(words):
-                break
+        for i, w in enumerate(_windows(words, limit, overlap)):
+            out.append(_Piece(w, b.page, b.section, continues=i > 0))
     return out
 
 
@@ -82,7 +115,7 @@ def chunk_blocks(
         pages = sorted({p.page for p in cur if p.page is not None})
         chunks.append(("\n\n".join(parts).strip(), pages, cur[0].section))
         all_words = carry + [w for p in cur for w in p.words]
-        carry = all_words[-overlap:] if overlap else []
+        carry = _tail(all_words, overlap)
         cur = []
 
     for piece in _pieces(blocks, chunk_words, overlap):
@@ -92,9 +125,11 @@ def chunk_blocks(
                 moved.insert(0, cur.pop())
             emit()
             cur = moved
+            if piece.continues and cur == []:
+                carry = []  # the window repeats the previous one's last sentences itself
         if size() + len(piece.words) > chunk_words:  # the overlap gives way to new text
             keep = max(0, chunk_words - len(piece.words) - sum(len(p.words) for p in cur))
-            carry = carry[len(carry) - keep :] if keep else []
+            carry = _tail(carry, keep)
         if cur and size() + len(piece.words) > chunk_words:
             emit()
             carry = []

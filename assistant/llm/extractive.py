@@ -1,10 +1,16 @@
 """The last link of the chain: an answer without any LLM, always available.
 
-It splits the top evidence chunks into sentences, scores each sentence against the question —
-IDF-weighted overlap of content words (light stemming), plus the cosine of an optional embedding
-function, plus a small prior for the better-ranked chunk — and answers with the best few sentences,
-each cited `[n]` with the number of its context block (evidence position, 1-based, the same
-numbering the prompt uses). With no content word in common and no embedding, it says it does not know.
+It takes the whole sentences of the top evidence chunks (`knowledge.sentences.whole_sentences`: a
+piece cut by a chunk edge is left out, a sentence broken by a page break is joined), drops repeats
+(chunk overlap repeats text), and scores each one against the question: IDF-weighted overlap of
+content words (light stemming, English and German stop words), plus the cosine to the question of
+an optional embedding function — one batch per answer, for the best `embed_candidates` sentences by
+overlap — plus a small prior for the better-ranked chunk, and for a question asking how many, how
+long or when, a bonus for a sentence holding a number. The answer opens with the best sentence;
+at most one more follows for a factual question (two otherwise), only from the same document and
+only when it scores close to the best. Each sentence is cited `[n]` with the number of its context
+block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
+and no embedding, it says it does not know.
 """
 
 from __future__ import annotations
@@ -18,37 +24,61 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.events import NOT_KNOWN
+from knowledge.sentences import split_sentences, whole_sentences
 from knowledge.types import Hit
 
 log = logging.getLogger(__name__)
 
 EmbedFn = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit rows
 
-_SENT_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*•]\s)")
-_WORD = re.compile(r"[a-z0-9]+")
+__all__ = ["ExtractiveAnswerer", "ScoredSentence", "content_words", "split_sentences", "is_factual"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
     """a an the and or but if of to in on at by for with from as is are was were be been being do does
     did has have had having i me my we our you your he him his she her it its they them their this that
     these those what which who whom whose when where why how not no nor so than too very can could would
     should will shall may might must there here about into over under again further then once all any both
-    each few more most other some such only own same just also up down out off tell please know""".split()
+    each few more most other some such only own same just also up down out off tell please know
+    der die das den dem des ein eine einer eines einem einen und oder aber wenn von zu im in am an auf
+    mit für aus als ist sind war waren wird werden wurde wurden hat haben hatte ich wir sie er es ihr
+    was welche welcher welches wer wen wem wann wo warum wie nicht kein keine so auch nur noch bei nach
+    um über unter vor durch gibt""".split()
 )
+_FACTUAL = re.compile(
+    r"^\s*(who|whom|whose|what|which|when|where|how (many|much|long|old|far|big|often)|in what|"
+    r"is|are|was|were|does|do|did|can|wer|was|welche[rsmn]?|wann|wo|wie (viele?|lange|alt)|"
+    r"in welche[rmn]?)\b",
+    re.IGNORECASE,
+)
+_ASKS_NUMBER = re.compile(
+    r"\b(how (much|many|long|old|far|big|large|often|tall|high)|when|what (year|date|time|percentage)|"
+    r"in (what|which) year|wie (viele?|lange|alt|hoch|gro(ß|ss))|wann|in welchem jahr)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|million|billion|half|dozen|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|"
+    r"hundert|tausend|millionen?)\b",
+    re.IGNORECASE,
+)
+NUMBER_BONUS = 0.2  # a question asking for a number or a date prefers a sentence that holds one
 
 
 def content_words(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and w != "_"]
+
+
+def is_factual(question: str) -> bool:
+    """A question asking for one fact (who/what/when/…): answered in at most two sentences."""
+    return bool(_FACTUAL.match(question)) or len(question.split()) <= 8
 
 
 def _stem(w: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
+    for suffix in ("ing", "ed", "es", "s", "en", "er", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             return w[: -len(suffix)]
     return w
-
-
-def split_sentences(text: str) -> list[str]:
-    parts = (p.strip() for p in _SENT_SPLIT.split(text))
-    return [p for p in parts if len(p) >= 3]
 
 
 @dataclass
@@ -57,6 +87,9 @@ class ScoredSentence:
     block: int  # 1-based context block number
     position: int  # sentence index inside its chunk
     score: float
+    source: str = ""  # the document it comes from
+    coverage: float = 0.0  # share of the question's content words it holds
+    similarity: float | None = None  # embedding cosine to the question (when embedded)
 
 
 class ExtractiveAnswerer:
@@ -65,12 +98,13 @@ class ExtractiveAnswerer:
     def __init__(
         self,
         max_sentences: int = 3,
-        max_hits: int = 5,
+        max_hits: int = 3,
         embed: EmbedFn | None = None,
         embed_weight: float = 1.0,
         rank_prior: float = 0.3,
-        max_chars: int = 600,
-        min_relative: float = 0.2,
+        max_chars: int = 450,
+        min_relative: float = 0.75,
+        embed_candidates: int = 16,
     ) -> None:
         self.max_sentences = max_sentences
         self.max_hits = max_hits
@@ -78,16 +112,27 @@ class ExtractiveAnswerer:
         self.embed_weight = embed_weight
         self.rank_prior = rank_prior
         self.max_chars = max_chars
-        self.min_relative = min_relative  # a sentence below this fraction of the best score is left out
+        self.min_relative = min_relative  # a further sentence must score this fraction of the best
+        self.embed_candidates = embed_candidates
 
-    def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
-        sentences: list[ScoredSentence] = []
+    def sentences(self, evidence: Sequence[Hit]) -> list[ScoredSentence]:
+        """The whole, distinct sentences of the top chunks, unscored, in evidence order."""
+        out: list[ScoredSentence] = []
+        seen: list[str] = []
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {_fold(hit.title), _fold(hit.section)} - {""}
-            for pos, sent in enumerate(split_sentences(hit.chunk_text)):
-                if _fold(sent) in headings:  # the document's title or section heading is no answer
+            for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
+                key = _fold(sent)
+                if not key or key in headings:  # the document's title or section heading is no answer
                     continue
-                sentences.append(ScoredSentence(sent, block, pos, 0.0))
+                if any(key in k or k in key for k in seen):  # overlap between chunks repeats text
+                    continue
+                seen.append(key)
+                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path))
+        return out
+
+    def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
+        sentences = self.sentences(evidence)
         if not sentences:
             return []
         q_words = set(content_words(question))
@@ -100,37 +145,57 @@ class ExtractiveAnswerer:
         lexical = np.array(
             [sum(math.log(1.0 + n / df[w]) for w in bag & q_words) for bag in bags], dtype=np.float64
         )
+        for s, bag in zip(sentences, bags, strict=True):
+            s.coverage = len(bag & q_words) / len(q_words) if q_words else 0.0
         top = lexical.max()
         scores = lexical / top if top > 0 else np.zeros(n)
+        prior = np.array([self.rank_prior / s.block for s in sentences])
+        if _ASKS_NUMBER.search(question):
+            prior = prior + np.array([NUMBER_BONUS * bool(_NUMBER.search(s.text)) for s in sentences])
         if self.embed is not None:
+            cand = np.argsort(-(scores + prior), kind="stable")[: self.embed_candidates]
             try:
-                vecs = np.asarray(self.embed([question] + [s.text for s in sentences]), dtype=np.float64)
-                scores = scores + self.embed_weight * (vecs[1:] @ vecs[0])
+                vecs = np.asarray(
+                    self.embed([question] + [sentences[i].text for i in cand]), dtype=np.float64
+                )
+                sims = vecs[1:] @ vecs[0]
+                base = np.full(n, float(sims.min()) if len(sims) else 0.0)
+                base[cand] = sims
+                for i, sim in zip(cand, sims, strict=True):
+                    sentences[i].similarity = float(sim)
+                scores = scores + self.embed_weight * base
             except Exception:  # noqa: BLE001 - the embedding is optional; lexical still answers
                 log.warning("embedding sentences for the extractive answer failed; lexical overlap only")
                 if top <= 0:
                     return []
         elif top <= 0:
             return []
-        for s, value in zip(sentences, scores, strict=True):
-            s.score = float(value) + self.rank_prior / s.block
+        for s, value, p in zip(sentences, scores, prior, strict=True):
+            s.score = float(value + p)
         return sorted(sentences, key=lambda s: (-s.score, s.block, s.position))
 
-    def answer(self, question: str, evidence: Sequence[Hit]) -> str:
-        ranked = self.rank(question, evidence)
+    def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
+        """The answer from ranked sentences: the best first, then at most one or two close ones from
+        the same document, within `max_chars`."""
         if not ranked:
             return NOT_KNOWN
-        picked: list[ScoredSentence] = []
-        length = 0
-        floor = ranked[0].score * self.min_relative
-        for s in ranked:
-            if len(picked) >= self.max_sentences or s.score < floor:
+        best = ranked[0]
+        limit = min(self.max_sentences, 2 if is_factual(question) else 3)
+        picked = [best]
+        length = len(best.text)
+        for s in ranked[1:]:
+            if len(picked) >= limit:
                 break
-            if picked and length + len(s.text) > self.max_chars:
+            if s.source != best.source or s.score < best.score * self.min_relative:
+                continue
+            if length + len(s.text) > self.max_chars:
                 continue
             picked.append(s)
             length += len(s.text)
         return " ".join(_cite(s.text, s.block) for s in picked)
+
+    def answer(self, question: str, evidence: Sequence[Hit]) -> str:
+        return self.compose(question, self.rank(question, evidence))
 
 
 def _fold(text: str) -> str:
@@ -140,6 +205,7 @@ def _fold(text: str) -> str:
 def _cite(sentence: str, block: int) -> str:
     """'Text.' → 'Text [n].' (the citation inside the sentence's final punctuation)."""
     s = " ".join(sentence.split())
+    s = re.sub(r"^[-*•]\s+", "", s)  # a list item is read as a sentence
     end = s[-1] if s[-1:] in ".!?" else "."
     body = s[:-1] if s[-1:] in ".!?" else s
     return f"{body} [{block}]{end}"

@@ -14,7 +14,7 @@ from tests.conftest import EVAL_DATA
 
 
 def test_cites_the_block_each_sentence_comes_from():
-    text = ExtractiveAnswerer(max_sentences=1).answer("How much notice must be given?", lease_hits())
+    text = ExtractiveAnswerer(max_sentences=1).answer("How many months of notice are needed?", lease_hits())
     assert text == "Either party may end the tenancy with three months' notice [2]."
 
 

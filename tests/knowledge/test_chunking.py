@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from knowledge.chunking import chunk_blocks, chunk_document, normalise_text, text_hash
 from knowledge.loaders import Block, LoadedDocument
+from knowledge.sentences import split_sentences
 from tests.knowledge.docs_factory import words
 
 
@@ -99,3 +100,29 @@ def test_default_sizes_500_and_50() -> None:
     sizes = [len(_words(c.chunk_text)) for c in chunks]
     assert max(sizes) == 500
     assert _words(chunks[1].chunk_text)[:50] == _words(chunks[0].chunk_text)[-50:]
+
+
+def _prose(n: int, tag: str) -> str:
+    """n sentences of 9 words each: 'Tag0 w w w w w w w end.'"""
+    return " ".join(f"{tag.capitalize()}{i} " + " ".join(["word"] * 7) + f" end{i}." for i in range(n))
+
+
+def test_chunk_edges_fall_between_sentences() -> None:
+    blocks = [Block(_prose(30, "alpha")), Block(_prose(30, "beta")), Block(_prose(25, "gamma"))]
+    chunks = chunk_blocks(blocks, chunk_words=100, overlap_words=20)
+    assert len(chunks) >= 3
+    for text, _, _ in chunks:
+        assert len(_words(text)) <= 100
+        assert text[0].isupper() and text.endswith("."), text[:40] + " … " + text[-40:]
+    # the overlap is whole sentences: the next chunk starts with the previous chunk's last sentences
+    for (prev, _, _), (nxt, _, _) in zip(chunks, chunks[1:], strict=False):
+        head = " ".join(_words(nxt)[:9])
+        assert head.endswith(".") and (head in prev or head.split()[0] in ("Beta0", "Gamma0"))
+        assert len(split_sentences(nxt)) == len(set(split_sentences(nxt)))  # no sentence twice
+
+
+def test_a_sentence_longer_than_the_limit_is_still_cut_by_words() -> None:
+    long_sentence = "Start " + " ".join(["word"] * 150) + " stop."
+    chunks = chunk_blocks([Block(long_sentence)], chunk_words=60, overlap_words=10)
+    assert all(len(_words(t)) <= 60 for t, _, _ in chunks)
+    assert sum(t.count("word") for t, _, _ in chunks) >= 150

@@ -1,0 +1,201 @@
+"""Answerability: do the user's documents hold the answer? Decided before any LLM call.
+
+A small logistic model over a handful of features of what the turn already has (`features`):
+
+- `dense_top`, `dense_gap`: the best dense cosine of the first-stage pool, and how far it stands
+  above the mean of the next nine (a question about something else is close to many chunks alike);
+- `bm25_top`, `bm25_gap`: log(1 + BM25) of the best full-text hit of the pool and its lead over the
+  second (0 when full-text search is off or failed);
+- `agree`: 1 when the dense and the full-text searches put the same chunk first;
+- `cover_chunk`, `cover_sentence`: the share of the question's content words that the best of the
+  top chunks / the best sentence holds; `unseen`: the share found in none of the top chunks;
+- `sentence_sim`: the best sentence's embedding cosine to the question (the extractive ranking's);
+- `q_words`: log(1 + number of content words of the question).
+
+The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
+out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders; an
+unknown embedder uses the model fitted without the embedding features. For voice, faster-whisper's
+own confidence rules (Whisper's defaults: `avg_logprob < -1.0`, `no_speech_prob > 0.6`) mark an
+unsure transcript not answerable. The decision and every feature go into the turn's trace.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.llm.extractive import ScoredSentence, content_words
+from knowledge.types import Hit
+
+MODEL_FILE = Path(__file__).resolve().parent / "answerability.json"
+FEATURES = (
+    "dense_top",
+    "dense_gap",
+    "bm25_top",
+    "bm25_gap",
+    "agree",
+    "cover_chunk",
+    "cover_sentence",
+    "unseen",
+    "sentence_sim",
+    "q_words",
+)
+LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap", "sentence_sim"))
+AVG_LOGPROB_MIN = -1.0
+NO_SPEECH_MAX = 0.6
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the turn knows besides the evidence (None = not known, e.g. typed input)."""
+
+    intent_confidence: float | None = None
+    avg_logprob: float | None = None
+    no_speech_prob: float | None = None
+
+
+@dataclass
+class Decision:
+    answerable: bool
+    probability: float
+    reason: str  # "model" | "no_evidence" | "transcript_unsure" | "no_model"
+    features: dict[str, float] = field(default_factory=dict)
+    model: str = ""
+    ranked: list[ScoredSentence] = field(default_factory=list, repr=False)
+
+    def to_trace(self) -> dict[str, Any]:
+        return {
+            "answerable": self.answerable,
+            "probability": round(self.probability, 4),
+            "reason": self.reason,
+            "model": self.model,
+            "features": {k: round(v, 4) for k, v in self.features.items()},
+        }
+
+
+def features(
+    question: str, hits: Sequence[Hit], candidates: Sequence[Hit], ranked: Sequence[ScoredSentence],
+    top_chunks: int = 3,
+) -> dict[str, float]:
+    """The model's inputs (see the module docstring). Pure; never raises on missing scores."""
+    pool = list(candidates) or list(hits)
+    dense = sorted((h.dense_score for h in pool if h.dense_score is not None), reverse=True)
+    dense_top = dense[0] if dense else 0.0
+    rest = dense[1:10]
+    bm25 = [(h.bm25_score or 0.0) for h in pool]
+    b_sorted = sorted(bm25, reverse=True)
+    b1 = b_sorted[0] if b_sorted else 0.0
+    b2 = b_sorted[1] if len(b_sorted) > 1 else 0.0
+    agree = 0.0
+    if pool and b1 > 0 and dense:
+        top_dense = max(pool, key=lambda h: -1e9 if h.dense_score is None else h.dense_score)
+        top_bm25 = pool[max(range(len(pool)), key=lambda i: bm25[i])]
+        agree = float(top_dense.chunk_id == top_bm25.chunk_id)
+    q = set(content_words(question))
+    bags = [set(content_words(h.chunk_text)) for h in list(hits)[:top_chunks]]
+    cover_chunk = max((len(q & b) / len(q) for b in bags), default=0.0) if q else 0.0
+    union = set().union(*bags) if bags else set()
+    unseen = len(q - union) / len(q) if q else 1.0
+    sims = [s.similarity for s in ranked if s.similarity is not None]
+    return {
+        "dense_top": float(dense_top),
+        "dense_gap": float(dense_top - (sum(rest) / len(rest) if rest else dense_top)),
+        "bm25_top": math.log1p(max(b1, 0.0)),
+        "bm25_gap": math.log1p(max(b1, 0.0)) - math.log1p(max(b2, 0.0)),
+        "agree": agree,
+        "cover_chunk": float(cover_chunk),
+        "cover_sentence": float(max((s.coverage for s in ranked), default=0.0)),
+        "unseen": float(unseen),
+        "sentence_sim": float(max(sims)) if sims else float(dense_top),
+        "q_words": math.log1p(len(q)),
+    }
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """p = sigmoid(intercept + Σ coef·(x − mean)/scale); answerable when p ≥ threshold."""
+
+    name: str
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    threshold: float
+
+    def probability(self, x: dict[str, float]) -> float:
+        z = self.intercept
+        for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True):
+            z += c * (x.get(f, m) - m) / (s or 1.0)
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "coef": list(self.coef),
+            "intercept": self.intercept,
+            "threshold": self.threshold,
+        }
+
+    @classmethod
+    def from_json(cls, name: str, raw: dict[str, Any]) -> Logistic:
+        return cls(
+            name,
+            tuple(raw["features"]),
+            tuple(float(v) for v in raw["mean"]),
+            tuple(float(v) for v in raw["scale"]),
+            tuple(float(v) for v in raw["coef"]),
+            float(raw["intercept"]),
+            float(raw["threshold"]),
+        )
+
+
+class Answerability:
+    """The decision for one embedder (immutable, thread-safe)."""
+
+    def __init__(self, model: Logistic | None) -> None:
+        self.model = model
+
+    @classmethod
+    def load(cls, embedder_identity: str | None, path: Path = MODEL_FILE) -> Answerability:
+        """The model fitted for this embedder, else the one fitted without embedding features."""
+        if not Path(path).is_file():
+            return cls(None)
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        models = raw.get("models", {})
+        key = embedder_identity if embedder_identity in models else "lexical"
+        return cls(Logistic.from_json(key, models[key]) if key in models else None)
+
+    def decide(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        candidates: Sequence[Hit],
+        ranked: Sequence[ScoredSentence],
+        signals: Signals | None = None,
+    ) -> Decision:
+        signals = signals or Signals()
+        name = self.model.name if self.model else ""
+        if not hits:
+            return Decision(False, 0.0, "no_evidence", model=name)
+        x = features(question, hits, candidates, ranked)
+        if signals.intent_confidence is not None:
+            x["intent_confidence"] = float(signals.intent_confidence)
+        for key in ("avg_logprob", "no_speech_prob"):
+            value = getattr(signals, key)
+            if value is not None:
+                x[key] = float(value)
+        if (signals.avg_logprob is not None and signals.avg_logprob < AVG_LOGPROB_MIN) or (
+            signals.no_speech_prob is not None and signals.no_speech_prob > NO_SPEECH_MAX
+        ):
+            return Decision(False, 0.0, "transcript_unsure", x, name, list(ranked))
+        if self.model is None:
+            return Decision(True, 1.0, "no_model", x, name, list(ranked))
+        p = self.model.probability(x)
+        return Decision(p >= self.model.threshold, p, "model", x, name, list(ranked))

@@ -1,0 +1,174 @@
+"""`eval grounding`: one dev set's questions against one dev set's library, through `ask`'s code.
+
+The library's corpus is indexed by Hark's own Ingestor (cached, `knowledge.evaluate.index_dataset`);
+each question runs `Retriever.retrieve` → `Answerer.assess` (the answerability decision) →
+`Answerer.answer` (the configured chain; offline, the extractive answer). A question asked of its own
+library is answerable; of another set's library it is out of scope. Reported: the not-known rate,
+the cited-gold rate (the first cited chunk comes from a relevant document) and, where the set has
+answer strings, how often the answer holds one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.answer import Answerer
+from assistant.answerability import Answerability
+from knowledge.beir import BeirDataset, doc_id_from_path, load_beir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Row:
+    qid: str
+    question: str
+    answerable: bool  # the question was asked of its own library
+    not_known: bool
+    probability: float
+    features: dict[str, float]
+    text: str = ""
+    cited_gold: bool | None = None
+    gold_in_answer: bool | None = None
+    ms: dict[str, float] = field(default_factory=dict)
+
+
+def answers_of(dataset: BeirDataset) -> dict[str, list[str]]:
+    """Gold answer strings per query id (sets that have them: XQuAD, NQ)."""
+    out: dict[str, list[str]] = {}
+    path = Path(dataset.path) / "queries.jsonl"
+    for line in path.open(encoding="utf-8"):
+        if line.strip():
+            q = json.loads(line)
+            if q.get("answers"):
+                out[str(q["_id"])] = [str(a) for a in q["answers"]]
+    return out
+
+
+def half(qids: list[str], which: str) -> list[str]:
+    """'fit' / 'report': disjoint halves by a hash of the id; 'all': every id."""
+    if which == "all":
+        return qids
+    want = 0 if which == "fit" else 1
+    return [q for q in qids if zlib.crc32(q.encode()) % 2 == want]
+
+
+def run_pairing(
+    library: BeirDataset,
+    questions: BeirDataset,
+    retriever: Any,
+    answerer: Answerer,
+    *,
+    which: str = "all",
+    limit: int | None = None,
+    answer: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Row]:
+    own = Path(library.path).resolve() == Path(questions.path).resolve()
+    canonical = library.canonical_ids()
+    gold = answers_of(questions) if own else {}
+    qids = half(list(questions.queries), which)[: limit or None]
+    rows: list[Row] = []
+    for i, qid in enumerate(qids):
+        text = questions.queries[qid]
+        t0 = time.perf_counter()
+        retrieval = retriever.retrieve(text)
+        t1 = time.perf_counter()
+        decision = answerer.assess(text, retrieval.hits, retrieval.candidates)
+        t2 = time.perf_counter()
+        row = Row(qid, text, own, not decision.answerable, decision.probability, decision.features)
+        if answer:
+            result = answerer.answer(text, retrieval.hits, decision=decision)
+            row.not_known, row.text = result.not_known, result.text
+            if own and not result.not_known and result.cited:
+                first = doc_id_from_path(result.cited[0].source_path)
+                relevant = {canonical.get(d, d) for d in questions.qrels.get(qid, {})}
+                row.cited_gold = canonical.get(first, first) in relevant
+            if own and qid in gold:
+                row.gold_in_answer = not result.not_known and any(
+                    a.lower() in result.text.lower() for a in gold[qid]
+                )
+        row.ms = {"retrieve": (t1 - t0) * 1e3, "assess": (t2 - t1) * 1e3, "answer": (time.perf_counter() - t2) * 1e3}
+        rows.append(row)
+        if progress is not None:
+            progress(i + 1, len(qids))
+    return rows
+
+
+def summarise(rows: list[Row]) -> dict[str, Any]:
+    def rate(values: list[bool]) -> float | None:
+        return round(sum(values) / len(values), 4) if values else None
+
+    own = [r for r in rows if r.answerable]
+    other = [r for r in rows if not r.answerable]
+    times = sorted(r.ms.get("assess", 0) + r.ms.get("answer", 0) for r in rows)
+    return {
+        "questions": len(rows),
+        "out_of_scope_not_known": rate([r.not_known for r in other]),
+        "answerable_false_not_known": rate([r.not_known for r in own]),
+        "cited_gold": rate([bool(r.cited_gold) for r in own if not r.not_known]),
+        "gold_in_answer": rate([bool(r.gold_in_answer) for r in own if r.gold_in_answer is not None]),
+        "assess_answer_ms_p50": round(times[len(times) // 2], 1) if times else None,
+    }
+
+
+def build(cfg: Any, library_dir: Path, work_dir: Path) -> tuple[BeirDataset, Any, Answerer]:
+    """The library indexed, a Retriever on it and an Answerer as `ask` builds them."""
+    from knowledge.evaluate import index_dataset
+    from knowledge.retrieve import Retriever
+    from models.embedder import load_embedder
+
+    library = load_beir(library_dir)
+    embedder = load_embedder(cfg.embedder)
+    store = index_dataset(library, embedder, cfg.store, cfg.ingest, work_dir)
+    retriever = Retriever(embedder, store, cfg.retrieval)
+    answerer = Answerer(
+        cfg.llm,
+        cfg.prompts,
+        embed=embedder.embed_documents,
+        answerability=Answerability.load(embedder.identity),
+    )
+    return library, retriever, answerer
+
+
+def eval_grounding_command(
+    cfg: Any,
+    library_dir: Path,
+    questions_dir: Path,
+    json_out: str | None,
+    *,
+    which: str = "all",
+    limit: int | None = None,
+    work_dir: Path | None = None,
+) -> int:
+    """`python launch.py eval grounding --library DIR --questions DIR [--json OUT]`."""
+    from models.weights import cache_dir
+
+    work = Path(work_dir) if work_dir else cache_dir() / "eval"
+    library, retriever, answerer = build(cfg, Path(library_dir), work)
+    questions = load_beir(Path(questions_dir))
+    rows = run_pairing(library, questions, retriever, answerer, which=which, limit=limit)
+    s = summarise(rows)
+    kind = "answerable (own library)" if rows and rows[0].answerable else "out of scope (another library)"
+    print(f"{questions.name} questions → {library.name} library: {s['questions']} questions, {kind}")
+    if rows and rows[0].answerable:
+        print(f"  false not-known:  {s['answerable_false_not_known']}")
+        print(f"  cited gold:       {s['cited_gold']}")
+        if s["gold_in_answer"] is not None:
+            print(f"  gold in answer:   {s['gold_in_answer']}")
+    else:
+        print(f"  not known:        {s['out_of_scope_not_known']}")
+    print(f"  assess + answer p50 ms: {s['assess_answer_ms_p50']}")
+    if json_out:
+        out = {"library": library.name, "questions": questions.name, "summary": s,
+               "rows": [r.__dict__ for r in rows]}
+        Path(json_out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {json_out}")
+    return 0

@@ -1,0 +1,142 @@
+"""Fit the answerability model (assistant/answerability.json) on the dev sets and report it.
+
+Answerable pairs: a set's questions against its own library. Out-of-scope pairs: one set's questions
+against another set's library (never its own). Features come from Hark's own ingest, retrieval and
+sentence ranking (`assistant.grounding_eval.run_pairing`, no answer written). The logistic model is
+fitted on the "fit" half of every pairing's questions (a hash of the id), the threshold is the
+largest that keeps the false not-known rate ≤ 4 % on that half (the ≤ 5 % target with a margin);
+the table reports each pairing on the other half.
+
+    nice -n 10 python bench/fit_answerability.py [--limit 200] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.runtime_env import prepare_process_env  # noqa: E402
+
+prepare_process_env(offline=True)
+
+import numpy as np  # noqa: E402
+
+from assistant.answerability import FEATURES, LEXICAL, MODEL_FILE, Logistic  # noqa: E402
+
+EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
+ANSWERABLE = [("xquad_en", "xquad_en"), ("xquad_de", "xquad_de"), ("nq_oracle", "nq_oracle"),
+              ("covid_faq", "covid_faq"), ("xquad_en_noisy", "xquad_en_noisy")]
+OUT_OF_SCOPE = [("medquad_liveqa", "xquad_en"), ("xquad_en", "covid_faq"), ("covid_faq", "xquad_en"),
+                ("nq_oracle", "covid_faq"), ("xquad_de", "covid_faq"), ("medquad_liveqa", "nq_oracle"),
+                ("covid_faq", "xquad_de"), ("xquad_en_noisy", "covid_faq")]
+
+
+def collect(limit: int, work: Path, cache: Path) -> tuple[dict[str, list[dict]], str]:
+    """Feature rows per pairing and half (cached as JSON beside the indexes)."""
+    from assistant.config import load_config
+    from assistant.grounding_eval import build, run_pairing
+    from knowledge.beir import load_beir
+
+    cfg = load_config(None)
+    cfg.llm.order = []  # features only; no provider is asked
+    data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.is_file() else {}
+    built: dict[str, tuple] = {}
+    identity = ""
+    for qs, lib in ANSWERABLE + OUT_OF_SCOPE:
+        for which in ("fit", "report"):
+            key = f"{qs}->{lib}:{which}:{limit}"
+            if key in data:
+                continue
+            if lib not in built:
+                built[lib] = build(cfg, EVAL / lib, work)
+            library, retriever, answerer = built[lib]
+            identity = answerer.answerability.model.name if answerer.answerability.model else identity
+            t = time.perf_counter()
+            rows = run_pairing(library, load_beir(EVAL / qs), retriever, answerer, which=which, limit=limit,
+                               answer=False)
+            data[key] = [{"y": int(r.answerable), "x": r.features} for r in rows]
+            print(f"{key}: {len(rows)} questions in {time.perf_counter() - t:.0f} s", flush=True)
+            cache.write_text(json.dumps(data))
+    from models.embedder import load_embedder
+
+    identity = load_embedder(cfg.embedder).identity
+    return data, identity
+
+
+def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50) -> tuple[np.ndarray, float]:
+    """L2-regularised logistic regression by Newton's method (standardised inputs)."""
+    n, d = x.shape
+    a = np.hstack([x, np.ones((n, 1))])
+    w = np.zeros(d + 1)
+    reg = np.diag([l2] * d + [0.0])
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-np.clip(a @ w, -60, 60)))
+        g = a.T @ (p - y) + reg @ w
+        h = (a * (p * (1 - p))[:, None]).T @ a + reg
+        step = np.linalg.solve(h, g)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w[:d], float(w[d])
+
+
+def model_for(name: str, feats: tuple[str, ...], rows: list[dict], max_false_nk: float) -> Logistic:
+    x = np.array([[r["x"][f] for f in feats] for r in rows], dtype=np.float64)
+    y = np.array([r["y"] for r in rows], dtype=np.float64)
+    mean, scale = x.mean(0), x.std(0) + 1e-9
+    # answerable and out-of-scope rows weigh the same in total
+    coef, icpt = fit((x - mean) / scale, y)
+    m = Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, 0.5)
+    p_pos = np.sort([m.probability(r["x"]) for r in rows if r["y"] == 1])
+    k = int(np.floor(max_false_nk * len(p_pos)))
+    threshold = float(p_pos[k]) if len(p_pos) else 0.5  # the k-th lowest answerable probability
+    return Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, round(threshold, 4))
+
+
+def report(models: dict[str, Logistic], data: dict[str, list[dict]], limit: int) -> None:
+    print("| questions → library | kind | n | " + " | ".join(f"not known ({k})" for k in models) + " |")
+    print("|---|---|---|" + "---|" * len(models))
+    for qs, lib in ANSWERABLE + OUT_OF_SCOPE:
+        rows = data[f"{qs}->{lib}:report:{limit}"]
+        kind = "answerable" if (qs, lib) in ANSWERABLE else "out of scope"
+        cells = []
+        for m in models.values():
+            nk = np.mean([m.probability(r["x"]) < m.threshold for r in rows]) if rows else float("nan")
+            cells.append(f"{nk:.3f}")
+        print(f"| {qs} → {lib} | {kind} | {len(rows)} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int, default=200, help="questions per pairing and half")
+    ap.add_argument("--max-false-not-known", type=float, default=0.04)
+    ap.add_argument("--write", action="store_true", help=f"write {MODEL_FILE.name}")
+    ap.add_argument("--work", default=None, help="index cache (default <cache>/hark/eval)")
+    args = ap.parse_args()
+    from models.weights import cache_dir
+
+    work = Path(args.work) if args.work else cache_dir() / "eval"
+    work.mkdir(parents=True, exist_ok=True)
+    data, identity = collect(args.limit, work, work / "answerability-features.json")
+    fit_rows = [r for k, rows in data.items() if k.endswith(f":fit:{args.limit}") for r in rows]
+    # each pairing weighs the same: rows of small pairings are repeated
+    models = {identity: model_for(identity, FEATURES, fit_rows, args.max_false_not_known),
+              "lexical": model_for("lexical", LEXICAL, fit_rows, args.max_false_not_known)}
+    for name, m in models.items():
+        print(f"{name}: threshold {m.threshold}; " + ", ".join(
+            f"{f} {c:+.2f}" for f, c in zip(m.features, m.coef, strict=True)))
+    report(models, data, args.limit)
+    if args.write:
+        out = {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit,
+               "models": {k: m.to_json() for k, m in models.items()}}
+        MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {MODEL_FILE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Sentences of a text: where chunk edges may fall, and what an extractive answer quotes.
+
+`split_sentences` cuts after `.`, `!`, `?` (optionally followed by a closing quote or bracket) when
+whitespace and an upper-case letter, a digit or an opening quote follow; at blank lines; and before
+list items. Abbreviated numbers ("2.5%") and lower-case continuations ("e.g. this") stay together.
+`whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an older
+index, sentences broken by a page break); `sentence_spans` lets the chunker end chunks at sentences.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SENT_SPLIT = re.compile(
+    r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9ÄÖÜÀ-ÝĀ-Ž])|\n\s*\n|\n(?=\s*[-*•]\s)"
+)
+_ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
+_STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ]")
+_BULLET = re.compile(r"^[-*•]\s")
+
+
+def split_sentences(text: str) -> list[str]:
+    parts = (p.strip() for p in _SENT_SPLIT.split(text))
+    return [p for p in parts if len(p) >= 3]
+
+
+def ends_sentence(text: str) -> bool:
+    return bool(_ENDS.search(text.rstrip()))
+
+
+def starts_lower(text: str) -> bool:
+    return bool(_STARTS_LOWER.match(text.strip()))
+
+
+def whole_sentences(text: str) -> list[str]:
+    """The whole sentences of a chunk: a sentence broken by a blank line (a page or column break
+    in a PDF) is joined again; a piece the chunk's edges cut (its first piece starting in lower
+    case, its last one stopping mid-way) is left out."""
+    out: list[str] = []
+    for piece in split_sentences(text):
+        if out and starts_lower(piece) and not ends_sentence(out[-1]):
+            out[-1] = out[-1] + " " + piece
+        else:
+            out.append(piece)
+    if out and starts_lower(out[0]):
+        out.pop(0)
+    if out and _cut_at_end(out[-1]):
+        out.pop()
+    return out
+
+
+def _cut_at_end(piece: str) -> bool:
+    s = piece.strip()
+    return not ends_sentence(s) and len(s.split()) > 3 and not _BULLET.match(s)
+
+
+def sentence_spans(words: list[str]) -> list[int]:
+    """Word indices after which a sentence ends (the last index always counts)."""
+    ends = [i for i, w in enumerate(words) if ends_sentence(w) and _next_starts(words, i)]
+    if not ends or ends[-1] != len(words) - 1:
+        ends.append(len(words) - 1)
+    return ends
+
+
+def _next_starts(words: list[str], i: int) -> bool:
+    if i + 1 >= len(words):
+        return True
+    nxt = words[i + 1].lstrip("\"'“‘([")
+    return bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit())
