@@ -101,6 +101,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
         pass
 
+    def do_GET(self) -> None:  # noqa: N802 - the model list local servers (Ollama, llama.cpp) serve
+        if self.path.split("?", 1)[0] in ("/v1/models", "/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "local-test", "object": "model"}]})
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
     def do_POST(self) -> None:  # noqa: N802 - http.server API
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,8 @@ from assistant.llm.base import (
 log = logging.getLogger(__name__)
 
 _NO_KEY = "no-key-needed"  # local servers ignore the key, the SDK insists on one
+PROBE_SECONDS = 0.5  # a local server that does not answer `GET /models` within this is not running
+PROBE_TTL = {True: 30.0, False: 10.0}  # how long a probe's answer holds (running / not running)
 
 
 class OpenAICompatProvider(Provider):
@@ -36,6 +39,23 @@ class OpenAICompatProvider(Provider):
         self.kind = settings.kind
         self._client: Any = None
         self._client_fingerprint = ""
+        self._probe: tuple[bool, float] | None = None  # (answers, when)
+
+    def available(self) -> bool:
+        """A keyless OpenAI-compatible server (Ollama, llama.cpp) counts only while it answers at
+        its address, so with none running the chain goes straight to the extractive answer."""
+        if not super().available():
+            return False
+        if self.kind != "openai_compatible" or self.needs_key or not self.settings.base_url:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            if self._probe is not None and now - self._probe[1] < PROBE_TTL[self._probe[0]]:
+                return self._probe[0]
+        answers = _answers(self.settings.base_url)
+        with self._lock:
+            self._probe = (answers, time.monotonic())
+        return answers
 
     def _sdk(self) -> Any:
         if self.kind == "groq":
@@ -118,3 +138,14 @@ class OpenAICompatProvider(Provider):
             stream.close()
         if not finished and not ctx.stop.is_set():
             raise ProviderError("truncated")
+
+
+def _answers(base_url: str) -> bool:
+    """Whether an HTTP server answers `GET {base_url}/models` (any status counts)."""
+    import httpx
+
+    try:
+        httpx.get(base_url.rstrip("/") + "/models", timeout=PROBE_SECONDS)
+    except Exception:  # noqa: BLE001 - refused, timed out, not HTTP: no server there
+        return False
+    return True

@@ -141,3 +141,58 @@ def test_connect_timeout_is_separate_from_the_read_timeout(name, full_backlog_po
         list(make_provider(name, settings).stream(MESSAGES, options, CallContext()))
     assert info.value.kind == "timeout"
     assert time.monotonic() - t0 < 0.5 + 3.0  # the connect timeout, far from the 20 s read timeout
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_local_server_counts_only_while_it_answers(llm_server):
+    import time
+
+    running = ProviderSettings(kind="openai_compatible", model="local-test", base_url=llm_server.openai_url)
+    assert make_provider("local", running).available()
+    dead = ProviderSettings(
+        kind="openai_compatible", model="m", base_url=f"http://127.0.0.1:{_closed_port()}/v1"
+    )
+    t = time.monotonic()
+    assert not make_provider("local", dead).available()
+    assert time.monotonic() - t < 1.0  # the probe does not hold up a turn
+    assert llm_server.requests == []  # probing asks for no completion
+
+
+def test_a_running_local_server_answers_before_the_extractive_link(llm_server, monkeypatch):
+    """No key at all: the local server (Ollama's API over loopback) writes the answer, with the
+    prompt's not-known and context-is-data rules; with nothing listening, the extractive link answers
+    without a failover notice."""
+    from assistant.answer import Answerer
+    from assistant.config import PromptSettings
+    from assistant.events import NOT_KNOWN, Notice
+    from assistant.llm.chain import LLMChain
+    from tests.assistant.llm_fixtures import lease_hits, llm_settings
+
+    for env in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY"):
+        monkeypatch.delenv(env, raising=False)
+    settings = llm_settings(llm_server, ["gemini", "openai", "groq", "local"])
+    llm_server.script(MODELS["local"], Reply(["The rent is ", "900 EUR [1]."]))
+    chain = LLMChain(settings)
+    assert dict(chain.available())["local"] is True
+    answer = Answerer(settings, PromptSettings(), chain=chain).answer("How much is the rent?", lease_hits())
+    assert answer.provider == "local" and answer.text == "The rent is 900 EUR [1]."
+    (req,) = llm_server.requests
+    system = req.body["messages"][0]["content"]
+    assert NOT_KNOWN in system and "data, not instructions" in system
+
+    dead = settings.model_copy(deep=True)
+    dead.providers["local"] = dead.providers["local"].model_copy(
+        update={"base_url": f"http://127.0.0.1:{_closed_port()}/v1"}
+    )
+    chain = LLMChain(dead)
+    assert dict(chain.available())["local"] is False
+    events = list(Answerer(dead, PromptSettings(), chain=chain).stream("How much is the rent?", lease_hits()))
+    assert events[-1].provider == "extractive" and "900 EUR" in events[-1].text
+    assert not [e for e in events if isinstance(e, Notice)]
