@@ -6,7 +6,7 @@ piece cut by a chunk edge is left out, a sentence broken by a page break is join
 content words (light stemming, English and German stop words), plus the cosine to the question of
 an optional embedding function — one batch per answer, for the best `embed_candidates` sentences by
 overlap — plus a small prior for the better-ranked chunk, and for a question asking how many, how
-long or when, a bonus for a sentence holding a number. The answer opens with the best sentence;
+long or when, a lower score for a sentence that holds no number. The answer opens with the best sentence;
 at most one more follows for a factual question (two otherwise), only from the same document and
 only when it scores close to the best. Each sentence is cited `[n]` with the number of its context
 block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
@@ -62,7 +62,7 @@ _NUMBER = re.compile(
     r"hundert|tausend|millionen?)\b",
     re.IGNORECASE,
 )
-NUMBER_BONUS = 0.2  # a question asking for a number or a date prefers a sentence that holds one
+NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 
 
 def content_words(text: str) -> list[str]:
@@ -151,7 +151,7 @@ class ExtractiveAnswerer:
         scores = lexical / top if top > 0 else np.zeros(n)
         prior = np.array([self.rank_prior / s.block for s in sentences])
         if _ASKS_NUMBER.search(question):
-            prior = prior + np.array([NUMBER_BONUS * bool(_NUMBER.search(s.text)) for s in sentences])
+            scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
         if self.embed is not None:
             cand = np.argsort(-(scores + prior), kind="stable")[: self.embed_candidates]
             try:
