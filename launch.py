@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--methods", default=None, help="comma-separated method names")
     r.add_argument("--json", dest="json_out", default=None, metavar="OUT")
     r.add_argument("--limit", type=int, default=None, help="evaluate only the first N queries")
+    g = ev.add_parser("grounding", parents=[common], help="not-known and cited-gold rates of one set pairing")
+    g.add_argument("--library", required=True, help="BEIR-layout set whose corpus is the library")
+    g.add_argument("--questions", required=True, help="BEIR-layout set whose questions are asked")
+    g.add_argument("--json", dest="json_out", default=None, metavar="OUT")
+    g.add_argument("--limit", type=int, default=None, help="ask only the first N questions")
+    g.add_argument("--half", choices=["all", "fit", "report"], default="all",
+                   help="the half of the questions (by id hash) the answerability model was fitted / reported on")
     i = ev.add_parser("intents", parents=[common], help="intent classifier on a text,label CSV")
     i.add_argument("--file", required=True)
     i.add_argument("--json", dest="json_out", default=None, metavar="OUT")
@@ -115,6 +122,14 @@ def _run(args: argparse.Namespace) -> int:
         return eval_retrieval_command(
             cfg.embedder, cfg.store, cfg.ingest, cfg.retrieval, Path(args.dataset), methods, args.json_out,
             limit=args.limit, work_dir=Path(work) if work else None,
+        )
+    if cmd == "eval" and args.what == "grounding":
+        from assistant.grounding_eval import eval_grounding_command
+
+        work = os.environ.get("HARK_EVAL_DIR")  # index cache; default <cache>/hark/eval
+        return eval_grounding_command(
+            cfg, Path(args.library), Path(args.questions), args.json_out, which=args.half, limit=args.limit,
+            work_dir=Path(work) if work else None,
         )
     if cmd == "eval" and args.what == "intents":
         from ui.cli_eval import eval_intents_command

@@ -252,7 +252,8 @@ def answer_turn(
     elif answerer is not None:
         try:
             for item in answerer.stream(question, evidence.hits, history, profile=profile, reasoning=reasoning,
-                                        relevant=evidence.relevant, cancel=cancel):  # fmt: skip
+                                        relevant=evidence.relevant, cancel=cancel,
+                                        decision=evidence.decision):  # fmt: skip
                 if isinstance(item, Answer):
                     final = item
                     continue

@@ -9,8 +9,10 @@ A small logistic model over a handful of features of what the turn already has (
 - `agree`: 1 when the dense and the full-text searches put the same chunk first;
 - `cover_chunk`, `cover_sentence`: the share of the question's content words that the best of the
   top chunks / the best sentence holds; `unseen`: the share found in none of the top chunks;
-- `sentence_sim`: the best sentence's embedding cosine to the question (the extractive ranking's);
 - `q_words`: log(1 + number of content words of the question).
+
+Also recorded, not in the fitted model: `sentence_sim`, the best sentence's embedding cosine (when the
+extractive answer embeds sentences, `llm.extractive_embedding`), and the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
 out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders; an
@@ -41,10 +43,9 @@ FEATURES = (
     "cover_chunk",
     "cover_sentence",
     "unseen",
-    "sentence_sim",
     "q_words",
 )
-LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap", "sentence_sim"))
+LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap"))
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6
 
@@ -110,7 +111,7 @@ def features(
         "cover_chunk": float(cover_chunk),
         "cover_sentence": float(max((s.coverage for s in ranked), default=0.0)),
         "unseen": float(unseen),
-        "sentence_sim": float(max(sims)) if sims else float(dense_top),
+        **({"sentence_sim": float(max(sims))} if sims else {}),
         "q_words": math.log1p(len(q)),
     }
 

@@ -174,6 +174,7 @@ class Components:
 
     def _make_answerer(self) -> Answerer:
         from assistant.answer import Answerer
+        from assistant.answerability import Answerability
 
         emb = self.embedder.get_or_none()  # the extractive answerer ranks sentences with it
         return Answerer(
@@ -182,6 +183,8 @@ class Components:
             chain=self.chain.get(),
             embed=emb.embed_documents if emb is not None else None,
             min_score=self.cfg.retrieval.min_score,
+            # coefficients fitted per embedder (cosines differ between embedders)
+            answerability=Answerability.load(emb.identity if emb is not None else None),
         )
 
     # ---- helpers used by the turn -----------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 `Evidence` holds one search result as the search gave it — the Retriever's `Retrieval` for the
 library, the same type built from the web results — plus the decision the answer step receives
-(`relevant`: the evidence can answer the question). The library search is `DocumentSearch`
+(`relevant`: the evidence can answer the question; for the library, the answerability model's
+`decision`, made by `Answerer.assess` before any LLM call). The library search is `DocumentSearch`
 (`prefetch.py`), the web search `search_web`; neither raises: a failure is an `Evidence` without a
 retrieval and with the message to show.
 """
@@ -13,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from assistant.answerability import Decision
 from knowledge.types import Hit, Retrieval
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,7 @@ class Evidence:
     errors: tuple[str, ...] = ()  # why nothing could be searched (shown as errors)
     notices: tuple[str, ...] = ()  # degraded stages, empty results (shown as warnings)
     prefetched: bool = False  # the library result came from the search started ahead
+    decision: Decision | None = None  # the answerability decision behind `relevant` (library only)
 
     @property
     def ok(self) -> bool:

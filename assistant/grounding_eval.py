@@ -52,6 +52,13 @@ def answers_of(dataset: BeirDataset) -> dict[str, list[str]]:
     return out
 
 
+def holds_answers(library: BeirDataset, questions: BeirDataset) -> bool:
+    """Whether the questions' judged documents are in the library (its own set, or a view of it)."""
+    ids = {d.doc_id for d in library.corpus}
+    judged = [q for q, docs in questions.qrels.items() if docs]
+    return bool(judged) and sum(bool(set(questions.qrels[q]) & ids) for q in judged) > len(judged) / 2
+
+
 def half(qids: list[str], which: str) -> list[str]:
     """'fit' / 'report': disjoint halves by a hash of the id; 'all': every id."""
     if which == "all":
@@ -71,7 +78,7 @@ def run_pairing(
     answer: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Row]:
-    own = Path(library.path).resolve() == Path(questions.path).resolve()
+    own = holds_answers(library, questions)
     canonical = library.canonical_ids()
     gold = answers_of(questions) if own else {}
     qids = half(list(questions.queries), which)[: limit or None]

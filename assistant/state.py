@@ -100,6 +100,8 @@ class TurnState:
                 rec["candidates"] = hit_scores(self.documents.candidates)
                 rec["reranked"] = hit_scores(self.documents.hits)
                 rec["relevant"] = self.documents.relevant
+                if self.documents.decision is not None:
+                    rec["answerability"] = self.documents.decision.to_trace()
         if self.web is not None:
             rec["web"] = {"ok": self.web.ok, "results": len(self.web.hits)}
             if self.web.hits:

@@ -13,6 +13,7 @@ with what was said so far.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 
 from assistant.answer import STOPPED, answer_turn
+from assistant.answerability import Signals
 from assistant.components import Components
 from assistant.events import (
     NOT_KNOWN,
@@ -187,7 +189,24 @@ class Turn:
 
     def _search_documents(self, search: DocumentSearch, query: str) -> Evidence:
         with self.state.timed("retrieve"):  # what the turn waited (a prefetch ran beside the intent)
-            return search.find(query)
+            found = search.find(query)
+        return self._decide(found)
+
+    def _decide(self, found: Evidence) -> Evidence:
+        """The answerability decision on the library's evidence, before any LLM call."""
+        st = self.state
+        answerer = self.parts.answerer.get_or_none()
+        if answerer is None or not found.ok or st.question is None:
+            return found
+        heard = st.heard.confidence if st.heard is not None else None
+        signals = Signals(
+            intent_confidence=st.route.confidence if st.route is not None else None,
+            avg_logprob=heard.avg_logprob if heard is not None else None,
+            no_speech_prob=heard.no_speech_prob if heard is not None else None,
+        )
+        with st.timed("answerability"):
+            decision = answerer.assess(st.question.answered, found.hits, found.candidates, signals)
+        return dataclasses.replace(found, relevant=decision.answerable, decision=decision)
 
     def _evidence(self, r: Route, question: Question, search: DocumentSearch) -> Iterator[Event]:
         """The web's evidence for a web route (when it has any), else the library's."""

@@ -102,6 +102,7 @@ class RetrievalSettings(_Strict):
     fusion: Literal["zscore", "rrf"] = "zscore"
     bm25_weight: float = Field(0.5, ge=0)
     rrf_k: int = Field(60, ge=1)
-    # no candidate with a dense cosine at or above this → "not known"
+    # no candidate with a dense cosine at or above this → `Retrieval.relevant` is False (a turn
+    # decides answerability with the fitted model in assistant/answerability.py instead)
     min_score: float = Field(0.25, ge=-1, le=1)
     rerank: RerankSettings = Field(default_factory=RerankSettings)

@@ -1,0 +1,69 @@
+"""The answer path with no LLM at 10k chunks: typed turns, answerability model vs the threshold.
+
+    nice -n 10 python bench/answer_path.py [--filler 10000] [--questions 40]
+
+The library is bench/e2e.py's (XQuAD-en paragraphs ingested for real, padded with NQ-text chunks to
+`--filler` chunks); no provider is configured, so every answer is the extractive one. Each question
+runs twice, interleaved in one process: with the answerability model (`Answerer.assess` in the
+evidence stage, what Hark does) and with only the cosine threshold `retrieval.min_score` (what it did
+before). Reported from the turn traces: p50/p90 of the whole turn, of the answer stage, and of the
+answerability stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.e2e import _pct, build_library  # noqa: E402  (prepares the process environment)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--filler", type=int, default=10000)
+    ap.add_argument("--questions", type=int, default=40)
+    args = ap.parse_args()
+
+    from assistant.assistant import Assistant
+    from assistant.config import load_config
+    from assistant.events import Done
+    from assistant.turn import Turn
+
+    tmp = Path(tempfile.mkdtemp(prefix="hark-answer-path-"))
+    cfg = load_config(ROOT / "config.yaml")
+    cfg._base_dir = tmp
+    cfg.embedder.backend = "minilm"
+    cfg.llm.order = []  # no LLM: the extractive answer
+    cfg.intent.adapter_dir = str(ROOT / cfg.intent.adapter_dir)
+    assistant = Assistant(cfg)
+    questions, chunks = build_library(tmp, assistant, args.filler)
+    questions = questions[: args.questions]
+    decide = Turn._decide
+    rows: dict[str, list[dict]] = {"answerability model": [], "threshold only": []}
+    assistant.respond(assistant.new_session(), "warm up")  # models loaded before the clock
+    for q in questions:
+        for mode in rows:
+            Turn._decide = decide if mode == "answerability model" else (lambda self, found: found)
+            done = [e for e in assistant.respond(assistant.new_session(), q["text"]) if isinstance(e, Done)][-1]
+            rows[mode].append(done.trace.get("timings_ms", {}) | {"not_known": done.answer.not_known})
+    Turn._decide = decide
+    print(f"{len(questions)} XQuAD questions, {chunks} chunks, no LLM (extractive answers)")
+    print("| path | turn p50 ms | turn p90 ms | answerability p50 ms | answer p50 ms | not known |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for mode, rs in rows.items():
+        total = [r["total"] for r in rs]
+        dec = [r.get("answerability", 0.0) for r in rs]
+        ans = [r.get("answer", 0.0) for r in rs]
+        nk = sum(r["not_known"] for r in rs)
+        print(f"| {mode} | {statistics.median(total):.1f} | {_pct(total, 0.9):.1f} | "
+              f"{statistics.median(dec):.1f} | {statistics.median(ans):.1f} | {nk}/{len(rs)} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The answerability decision: its features, the fitted model shipped with Hark, unsure transcripts,
+and a real turn whose trace records every feature and the decision (real library, no LLM)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant.answerability import (
+    FEATURES,
+    LEXICAL,
+    MODEL_FILE,
+    Answerability,
+    Logistic,
+    Signals,
+    features,
+)
+from assistant.events import NOT_KNOWN, Done
+from assistant.llm.extractive import ExtractiveAnswerer
+from knowledge.types import Hit
+from tests.assistant.llm_fixtures import lease_hits
+from tests.assistant.turn_fixtures import build_library, make_config, shared_classifier
+
+
+def _pool(*scores: tuple[str, float, float]) -> list[Hit]:
+    return [Hit(cid, f"{cid}.md", cid, f"text of {cid}", d, dense_score=d, bm25_score=b) for cid, d, b in scores]
+
+
+def test_features_follow_the_scores_and_the_question_words():
+    hits = lease_hits()
+    ranked = ExtractiveAnswerer().rank("When is the monthly rent due?", hits)
+    pool = _pool(("lease-1", 0.71, 9.0), ("lease-3", 0.64, 2.0), ("garden", 0.41, 0.0))
+    x = features("When is the monthly rent due?", hits, pool, ranked)
+    assert set(x) >= set(FEATURES)
+    assert x["dense_top"] == pytest.approx(0.71)
+    assert x["dense_gap"] == pytest.approx(0.71 - (0.64 + 0.41) / 2)
+    assert x["agree"] == 1.0  # the dense and the full-text search put lease-1 first
+    assert x["cover_chunk"] == 1.0 and x["unseen"] == 0.0  # monthly, rent, due: all in lease-1
+    assert x["cover_sentence"] == 1.0
+
+    garbage = features("which MACTURT store does the paper use", hits, pool, [])
+    assert garbage["unseen"] == 1.0 and garbage["cover_chunk"] == 0.0
+
+    disagree = _pool(("lease-1", 0.71, 1.0), ("lease-3", 0.64, 8.0))
+    assert features("rent", hits, disagree, ranked)["agree"] == 0.0
+
+
+def test_the_shipped_model_loads_per_embedder_and_falls_back_to_the_lexical_one():
+    raw = json.loads(MODEL_FILE.read_text())
+    names = set(raw["models"])
+    assert "lexical" in names and len(names) >= 2
+    for name in names - {"lexical"}:
+        model = Answerability.load(name).model
+        assert model is not None and model.features == FEATURES and 0 < model.threshold < 1
+    lexical = Answerability.load("some-other-embedder").model
+    assert lexical is not None and lexical.name == "lexical" and lexical.features == LEXICAL
+
+
+def test_logistic_round_trips_and_is_monotone_in_a_positive_feature():
+    m = Logistic("t", ("a", "b"), (0.0, 1.0), (1.0, 2.0), (2.0, -1.0), 0.5, 0.6)
+    again = Logistic.from_json("t", json.loads(json.dumps(m.to_json())))
+    assert again == m
+    assert m.probability({"a": 1.0, "b": 1.0}) > m.probability({"a": 0.0, "b": 1.0})
+    assert m.probability({"a": 0.0, "b": 5.0}) < m.probability({"a": 0.0, "b": 1.0})
+
+
+def test_an_unsure_transcript_is_not_answerable_and_typed_input_is_unaffected():
+    decider = Answerability(Logistic("t", ("cover_chunk",), (0.5,), (0.1,), (5.0,), 0.0, 0.5))
+    hits = lease_hits()
+    question = "When is the monthly rent due?"
+    ranked = ExtractiveAnswerer().rank(question, hits)
+    assert decider.decide(question, hits, hits, ranked).answerable
+    for signals in (Signals(avg_logprob=-1.4), Signals(no_speech_prob=0.8)):
+        d = decider.decide(question, hits, hits, ranked, signals)
+        assert not d.answerable and d.reason == "transcript_unsure"
+    sure = decider.decide(question, hits, hits, ranked, Signals(avg_logprob=-0.3, no_speech_prob=0.05))
+    assert sure.answerable and sure.features["avg_logprob"] == -0.3
+    assert not decider.decide(question, [], [], []).answerable
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory, minilm):
+    return build_library(tmp_path_factory, minilm)
+
+
+def test_a_turn_traces_every_feature_and_the_decision(tmp_path, library):
+    from assistant.assistant import Assistant
+
+    cfg = make_config(tmp_path, library, llm__order=[])
+    assistant = Assistant(cfg, embedder=library.embedder, store=library.store, classifier=shared_classifier())
+    session = assistant.new_session()
+    cases = {
+        "How much is the pet deposit for a dog?": False,
+        "which MACTURT store does the paper use": True,  # a misheard question
+        "What dose of ibuprofen is safe for a small child?": True,  # another domain
+    }
+    for question, expect_not_known in cases.items():
+        done = [e for e in assistant.respond(session, question) if isinstance(e, Done)][-1]
+        assert done.answer.not_known is expect_not_known, (question, done.answer.text, done.trace.get("answerability"))
+        dec = done.trace["answerability"]
+        assert dec["answerable"] is (not expect_not_known) and dec["reason"] == "model"
+        assert set(dec["features"]) >= set(FEATURES) and "intent_confidence" in dec["features"]
+        if expect_not_known:
+            assert done.answer.text == NOT_KNOWN and done.trace["answer"]["grounding"] == "not_answerable"
+        else:
+            assert "300 euros" in done.answer.text
