@@ -1,6 +1,6 @@
 """The answer path with no LLM at 10k chunks: typed turns, answerability model vs the threshold.
 
-    nice -n 10 python bench/answer_path.py [--filler 10000] [--questions 40]
+    nice -n 10 python -m bench.answer_path [--filler 10000] [--questions 40]
 
 The library is bench/e2e.py's (XQuAD-en paragraphs ingested for real, padded with NQ-text chunks to
 `--filler` chunks); no provider is configured, so every answer is the extractive one. Each question
@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.e2e import _pct, build_library  # noqa: E402  (prepares the process environment)
+from bench.common import ROOT, load_average, pct
+from bench.e2e import build_library
 
 
 def main() -> None:
@@ -53,7 +50,8 @@ def main() -> None:
             done = [e for e in assistant.respond(assistant.new_session(), q["text"]) if isinstance(e, Done)][-1]
             rows[mode].append(done.trace.get("timings_ms", {}) | {"not_known": done.answer.not_known})
     Turn._decide = decide
-    print(f"{len(questions)} XQuAD questions, {chunks} chunks, no LLM (extractive answers)")
+    print(f"{len(questions)} XQuAD questions, {chunks} chunks, no LLM (extractive answers), "
+          f"load {load_average():.1f}")
     print("| path | turn p50 ms | turn p90 ms | answerability p50 ms | answer p50 ms | not known |")
     print("|---|---:|---:|---:|---:|---:|")
     for mode, rs in rows.items():
@@ -61,7 +59,7 @@ def main() -> None:
         dec = [r.get("answerability", 0.0) for r in rs]
         ans = [r.get("answer", 0.0) for r in rs]
         nk = sum(r["not_known"] for r in rs)
-        print(f"| {mode} | {statistics.median(total):.1f} | {_pct(total, 0.9):.1f} | "
+        print(f"| {mode} | {statistics.median(total):.1f} | {pct(total, 0.9):.1f} | "
               f"{statistics.median(dec):.1f} | {statistics.median(ans):.1f} | {nk}/{len(rs)} |")
 
 

@@ -8,28 +8,21 @@ largest that keeps the false not-known rate ≤ 4 % on every answerable pairing 
 ≤ 5 % target with a margin);
 the table reports each pairing on the other half.
 
-    nice -n 10 python bench/fit_answerability.py [--limit 200] [--write]
+    nice -n 10 python -m bench.fit_answerability [--limit 100] [--skip SET,...] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-from models.runtime_env import prepare_process_env  # noqa: E402
+from assistant.answerability import FEATURES, LEXICAL, MODEL_FILE, Logistic
+from bench.common import EVAL
 
-prepare_process_env(offline=True)
-
-import numpy as np  # noqa: E402
-
-from assistant.answerability import FEATURES, LEXICAL, MODEL_FILE, Logistic  # noqa: E402
-
-EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "eval"
 ANSWERABLE = [("xquad_en", "xquad_en"), ("xquad_de", "xquad_de"), ("nq_oracle", "nq_oracle"),
               ("covid_faq", "covid_faq"), ("xquad_en_noisy", "xquad_en_noisy")]
 OUT_OF_SCOPE = [("medquad_liveqa", "xquad_en"), ("xquad_en", "covid_faq"), ("covid_faq", "xquad_en"),

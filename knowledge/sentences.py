@@ -17,6 +17,7 @@ _SENT_SPLIT = re.compile(
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ]")
 _BULLET = re.compile(r"^[-*•]\s")
+_MIN_BROKEN = 6  # words before a page break for a sentence to continue after it (a heading is shorter)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -38,7 +39,7 @@ def whole_sentences(text: str) -> list[str]:
     case, its last one stopping mid-way) is left out."""
     out: list[str] = []
     for piece in split_sentences(text):
-        if out and starts_lower(piece) and not ends_sentence(out[-1]):
+        if out and starts_lower(piece) and not ends_sentence(out[-1]) and len(out[-1].split()) >= _MIN_BROKEN:
             out[-1] = out[-1] + " " + piece
         else:
             out.append(piece)

@@ -40,10 +40,17 @@ _STOP = frozenset(
     these those what which who whom whose when where why how not no nor so than too very can could would
     should will shall may might must there here about into over under again further then once all any both
     each few more most other some such only own same just also up down out off tell please know
+    much many get got go goes going need needs want wants someone anyone something anything people
+    thing things way ways use used using make made get one ones us am
     der die das den dem des ein eine einer eines einem einen und oder aber wenn von zu im in am an auf
     mit für aus als ist sind war waren wird werden wurde wurden hat haben hatte ich wir sie er es ihr
     was welche welcher welches wer wen wem wann wo warum wie nicht kein keine so auch nur noch bei nach
-    um über unter vor durch gibt""".split()
+    um über unter vor durch gibt gab sich man mich dich mir dir uns euch ihm ihn ihnen mein meine
+    meinen meinem meiner dein deine sein seine seinen seinem seiner ihre ihren ihrem ihrer unser unsere
+    dieser diese dieses diesem diesen jener jene kann können konnte könnte muss müssen musste soll
+    sollte sollen darf dürfen will wollen möchte tun macht machen gemacht dass weil ob denn dann also
+    sehr viel viele mehr jetzt schon mal ja nein etwa bis zum zur vom beim ins ans etwas jemand alle
+    alles andere anderen gegen ohne seit sowie bzw""".split()
 )
 _FACTUAL = re.compile(
     r"^\s*(who|whom|whose|what|which|when|where|how (many|much|long|old|far|big|often)|in what|"
@@ -207,5 +214,5 @@ def _cite(sentence: str, block: int) -> str:
     s = " ".join(sentence.split())
     s = re.sub(r"^[-*•]\s+", "", s)  # a list item is read as a sentence
     end = s[-1] if s[-1:] in ".!?" else "."
-    body = s[:-1] if s[-1:] in ".!?" else s
+    body = s[:-1] if s[-1:] in ".!?:;" else s
     return f"{body} [{block}]{end}"

@@ -11,6 +11,7 @@ from assistant.llm.chain import make_provider
 from tests.assistant import llm_fixtures as fx
 from tests.assistant.llm_fixtures import KEYS, MODELS, provider_settings
 from tests.llm_server import Drop, Fail, Reply
+from tests.serp_server import closed_port_url
 
 # fixtures (pytest finds them as module attributes)
 server, llm_server, keys, no_key_leak = fx.server, fx.llm_server, fx.keys, fx.no_key_leak
@@ -143,21 +144,13 @@ def test_connect_timeout_is_separate_from_the_read_timeout(name, full_backlog_po
     assert time.monotonic() - t0 < 0.5 + 3.0  # the connect timeout, far from the 20 s read timeout
 
 
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_local_server_counts_only_while_it_answers(llm_server):
     import time
 
     running = ProviderSettings(kind="openai_compatible", model="local-test", base_url=llm_server.openai_url)
     assert make_provider("local", running).available()
     dead = ProviderSettings(
-        kind="openai_compatible", model="m", base_url=f"http://127.0.0.1:{_closed_port()}/v1"
+        kind="openai_compatible", model="m", base_url=closed_port_url() + "/v1"
     )
     t = time.monotonic()
     assert not make_provider("local", dead).available()
@@ -189,7 +182,7 @@ def test_a_running_local_server_answers_before_the_extractive_link(llm_server, m
 
     dead = settings.model_copy(deep=True)
     dead.providers["local"] = dead.providers["local"].model_copy(
-        update={"base_url": f"http://127.0.0.1:{_closed_port()}/v1"}
+        update={"base_url": closed_port_url() + "/v1"}
     )
     chain = LLMChain(dead)
     assert dict(chain.available())["local"] is False
