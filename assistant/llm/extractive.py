@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.events import NOT_KNOWN
-from knowledge.sentences import split_sentences, whole_sentences
+from knowledge.sentences import ends_sentence, split_sentences, whole_sentences
 from knowledge.types import Hit
 
 log = logging.getLogger(__name__)
@@ -130,9 +130,9 @@ class ExtractiveAnswerer:
             headings = {_fold(hit.title), _fold(hit.section)} - {""}
             for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
                 key = _fold(sent)
-                if not key or key in headings:  # the document's title or section heading is no answer
+                if not key or key in headings or _heading(sent):  # a title or heading is no answer
                     continue
-                if any(key in k or k in key for k in seen):  # overlap between chunks repeats text
+                if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
                 seen.append(key)
                 out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path))
@@ -203,6 +203,19 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, evidence: Sequence[Hit]) -> str:
         return self.compose(question, self.rank(question, evidence))
+
+
+def _heading(piece: str) -> bool:
+    """A short line without final punctuation that is not a list item: a heading or a label."""
+    s = piece.strip()
+    return len(s.split()) <= 5 and not ends_sentence(s) and not s.startswith(("-", "*", "•"))
+
+
+def _repeats(a: str, b: str) -> bool:
+    """`a` and `b` (folded) are the same sentence, or one holds the other whole (a repeat, not a
+    short phrase that happens to occur in a longer sentence)."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return short == long or (len(short.split()) >= 6 and f" {short} " in f" {long} ")
 
 
 def _fold(text: str) -> str:
