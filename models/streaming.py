@@ -131,6 +131,8 @@ class StreamingTranscriber:
         self._committed_n = 0
         self._passes = 0
         self._error: Exception | None = None
+        self._inflight_end: int | None = None  # samples the running pass covers
+        self._abandoned = False  # finish() went ahead without the running pass
         self._thread = threading.Thread(target=self._loop, name="hark-stream", daemon=True)
         self._thread.start()
 
@@ -212,14 +214,18 @@ class StreamingTranscriber:
                 end = self._samples
                 audio = self._audio_locked()[:end]
                 in_pause = not self.vad.speaking and self.vad.silence_ms >= self.settings.pause_ms
+                self._inflight_end = end
             try:
                 result = self.transcriber.decode(audio)
             except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
                 log.warning("streaming pass failed: %s", exc)
                 with self._cond:
-                    self._error = exc
+                    self._error, self._inflight_end = exc, None
                 return
             with self._cond:
+                self._inflight_end = None
+                if self._finishing and self._abandoned:
+                    return  # finish() did not wait for this pass
                 self._agree(result, end)
             if in_pause and result.text and self.on_hypothesis is not None:
                 try:
@@ -242,10 +248,17 @@ class StreamingTranscriber:
     def finish(self) -> StreamResult:
         """The transcript, once the user has stopped. Raises SpeechInputError when no speech came."""
         t0 = time.perf_counter()
+        margin = int(self.settings.cover_margin_ms * RATE / 1000)
         with self._cond:
             self._finishing = True
+            inflight = self._inflight_end
+            stale = inflight is not None and inflight < self._speech_end() + margin
+            # a running pass that ends before the speech does cannot give the transcript: with a
+            # separate tail model, decode the tail at once instead of waiting for it
+            self._abandoned = stale and self.tail is not None
             self._cond.notify_all()
-        self._thread.join()
+        if not self._abandoned:
+            self._thread.join()
         with self._cond:
             audio = self._audio_locked()
             last, last_end, committed, passes = self._last, self._last_end, self._committed, self._passes
@@ -257,7 +270,6 @@ class StreamingTranscriber:
             raise SpeechInputError(
                 "I didn't catch that — I couldn't hear any words.", "Speak a little closer to the microphone."
             )
-        margin = int(self.settings.cover_margin_ms * RATE / 1000)
         speech_end = self._speech_end()
         if error is None and last is not None and last.text and last_end >= min(speech_end + margin, len(audio)):
             decoded, mode = last, "none"
