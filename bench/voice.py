@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 q = run % len(QUESTIONS)
                 path, speech_end, clip_s = clips[q]
                 extra = [
+                    "--autoplay-policy=no-user-gesture-required",  # a user has clicked the page before
                     "--use-fake-ui-for-media-stream",
                     "--use-fake-device-for-media-stream",
                     f"--use-file-for-fake-audio-capture={path}%noloop",
