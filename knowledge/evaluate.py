@@ -35,16 +35,35 @@ DEPTH = 20  # ranked documents per query (the deepest metric)
 
 @dataclass(frozen=True)
 class Method:
-    """One evaluated configuration: which first stage, and which diffusion (None = none)."""
+    """One evaluated configuration: which first stage, and which diffusion (None = none).
+
+    `pool`, `bm25_weight`, `rrf_k`, `candidates` override the retrieval settings (None: as configured)."""
 
     name: str
     first_stage: str  # "bm25" | "dense" | "hybrid"
     fusion: str = "zscore"  # for hybrid: "zscore" | "rrf"
     diffusion: DiffusionParams | None = None
+    pool: str | None = None  # for hybrid: "union" | "dense"
+    bm25_weight: float | None = None
+    rrf_k: int | None = None
+    candidates: int | None = None
+
+    def settings(self, base: RetrievalSettings) -> RetrievalSettings:
+        update: dict = {"search": self.first_stage, "fusion": self.fusion}
+        for key in ("pool", "bm25_weight", "rrf_k", "candidates"):
+            if getattr(self, key) is not None:
+                update[key] = getattr(self, key)
+        return base.model_copy(update=update)
+
+
+# the first stage Hark shipped before the union pool (dense top-50 re-scored with BM25, no rerank)
+OLD_DEFAULT = Method("old-default", "hybrid", "zscore", pool="dense", bm25_weight=0.5, candidates=50)
+DEFAULT_METHODS = ["bm25", "dense", "old-default", "default", "rrf", "default+ppr-paper", "dense+ppr-paper"]
 
 
 def standard_methods(settings: RetrievalSettings) -> dict[str, Method]:
-    """The named methods: the issue's six plus a few that explain them."""
+    """The named methods: the configured default, the baselines it must not fall below, and the
+    variants that explain it."""
     from knowledge.rerank import PAPER, params_for
 
     default = params_for(settings.rerank)
@@ -52,6 +71,10 @@ def standard_methods(settings: RetrievalSettings) -> dict[str, Method]:
     methods = [
         Method("bm25", "bm25"),
         Method("dense", "dense"),
+        OLD_DEFAULT,
+        Method("default", "hybrid", fusion=fusion, diffusion=default),
+        Method("rrf", "hybrid", fusion="rrf", pool="union", bm25_weight=1.0, rrf_k=60),
+        Method("default+ppr-paper", "hybrid", fusion=fusion, diffusion=PAPER),
         Method("dense+ppr", "dense", diffusion=default),
         Method("dense+ppr-paper", "dense", diffusion=PAPER),
         Method("hybrid", "hybrid", fusion=fusion),
@@ -130,7 +153,7 @@ def collect(
 ) -> list[QueryResults]:
     """Embed every query (batched) and run the searches once per query."""
     qids = list(dataset.queries)
-    vectors = embedder.embed_documents([dataset.queries[q] for q in qids]) if qids else np.zeros((0, 1))
+    vectors = embedder.embed_queries([dataset.queries[q] for q in qids]) if qids else np.zeros((0, 1))
     out = []
     for i, (qid, vec) in enumerate(zip(qids, vectors, strict=True)):
         text = dataset.queries[qid]
@@ -153,25 +176,48 @@ def _compact(results: SearchResults, query_vec: np.ndarray) -> SearchResults:
     return SearchResults(dense, fts, results.pool_bm25, results.notices)
 
 
+COLLECT_N = 100  # searches are cached at this depth (or deeper); a smaller pool is a prefix of it
+
+
 def collect_cached(dataset: BeirDataset, store, embedder, retrieval: RetrievalSettings, work_dir: Path):
-    """`collect` once per dataset content, embedder, pool size and query set (a pickle in work_dir)."""
+    """`collect` once per dataset content, embedder and query set (a pickle in work_dir), at depth
+    max(candidates, COLLECT_N); the results are cut to `candidates` (a prefix of each list)."""
     import pickle
 
-    n = retrieval.candidates
-    key = _settings_key(sorted(dataset.queries.items()), retrieval.bm25_weight, n)
+    n = max(retrieval.candidates, COLLECT_N)
+    key = _settings_key(sorted(dataset.queries.items()), n)
     cache = work_dir / f"{dataset.name}-{dataset.fingerprint()}-{embedder.identity}-n{n}-{key}.searches.pkl"
+    results = None
     if cache.is_file():
         try:
-            return pickle.loads(cache.read_bytes())
+            results = pickle.loads(cache.read_bytes())
         except Exception as exc:  # noqa: BLE001 - a stale or truncated cache is recomputed
             log.warning("ignoring the search cache %s (%s)", cache, exc)
-    # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
-    searcher = Retriever(embedder, store, retrieval.model_copy(update={"search": "hybrid", "fusion": "rrf"}))
-    results = collect(dataset, searcher, embedder, n)
-    tmp = cache.with_suffix(".tmp")
-    tmp.write_bytes(pickle.dumps(results))
-    tmp.replace(cache)
+    if results is None:
+        # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
+        searcher = Retriever(embedder, store, retrieval.model_copy(update={"search": "hybrid", "fusion": "rrf"}))
+        results = collect(dataset, searcher, embedder, n)
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(results))
+        tmp.replace(cache)
+    return with_vectors([cut(qr, retrieval.candidates) for qr in results], store)
+
+
+def with_vectors(results: list[QueryResults], store) -> list[QueryResults]:
+    """The full-text hits with their vectors again (the cache drops them; the diffusion over a
+    union pool needs every member's), read once from the store, shared between queries."""
+    ids = list(dict.fromkeys(h.chunk_id for qr in results for h in qr.results.fts if h.vector is None))
+    found = store.vectors(ids) if ids else {}
+    for qr in results:
+        qr.results.fts = [replace(h, vector=found.get(h.chunk_id)) if h.vector is None else h for h in qr.results.fts]
     return results
+
+
+def cut(qr: QueryResults, n: int) -> QueryResults:
+    """The results a search of depth n would have returned (each list's top n)."""
+    dense = qr.results.dense[:n]
+    bm25 = {h.chunk_id: qr.results.pool_bm25[h.chunk_id] for h in dense if h.chunk_id in qr.results.pool_bm25}
+    return replace(qr, results=SearchResults(dense, qr.results.fts[:n], bm25, qr.results.notices))
 
 
 def rank_documents(
@@ -186,8 +232,8 @@ def rank_documents(
     if method.first_stage == "bm25":
         hits = qr.results.fts
     else:
-        s = settings.model_copy(update={"search": method.first_stage, "fusion": method.fusion})
-        pool = build_pool(qr.results, qr.vector, s, n)
+        s = method.settings(settings)
+        pool = build_pool(qr.results, qr.vector, s, method.candidates or n)
         reranker = DiffusionReranker(params=method.diffusion) if method.diffusion else None
         hits = reranker.rerank(pool, len(pool)).hits if reranker else pool
     docs: list[str] = []
@@ -230,11 +276,7 @@ def evaluate_dataset(
     methods: Sequence[str] | None = None,
 ) -> tuple[EvalReport, list[QueryResults]]:
     available = standard_methods(retrieval)
-    names = (
-        list(methods)
-        if methods
-        else ["bm25", "dense", "dense+ppr", "dense+ppr-paper", "hybrid", "hybrid+ppr"]
-    )
+    names = list(methods) if methods else DEFAULT_METHODS
     unknown = [m for m in names if m not in available]
     if unknown:
         raise HarkError(f"unknown method(s): {', '.join(unknown)}", f"choose from {', '.join(available)}")

@@ -311,7 +311,7 @@ def configured_identities(settings: EmbedderSettings) -> set[str]:
     from models.embedder import ClipEmbedder, MiniLMEmbedder
 
     minilm = MiniLMEmbedder(settings).identity
-    if settings.backend == "minilm":
+    if settings.backend in ("text", "minilm"):
         return {minilm}
     clip = ClipEmbedder(settings).identity
     return {clip, minilm} if settings.offline_fallback else {clip}

@@ -2,13 +2,18 @@
 
 First stage (`retrieval.search`):
 - `dense`: the top `candidates` chunks by cosine similarity.
-- `hybrid` + `fusion: zscore` (default): the dense top `candidates`, re-scored by
-  z(dense) + bm25_weight · z(bm25) over that pool, where bm25 is LanceDB's full-text score of each
-  pool member (0 when it matches no query term).
-- `hybrid` + `fusion: rrf`: reciprocal-rank fusion of the dense and full-text top lists (union),
-  cut to `candidates`.
+- `hybrid` (default): both searches run, the dense top `candidates` and LanceDB's full-text
+  (BM25) top `candidates`. With `pool: union` (default) every chunk of either list is a candidate,
+  so a keyword match the embedder misses is never cut before fusion; `pool: dense` keeps the dense
+  list only (zscore) or cuts the fused list to `candidates` (rrf).
+  - `fusion: zscore`: z(dense) + bm25_weight · z(bm25) over the pool (bm25 0 for a chunk matching
+    no query term).
+  - `fusion: rrf`: reciprocal-rank fusion of the two lists, the full-text list weighted by
+    `bm25_weight`.
 Every candidate carries its dense cosine (computed from its vector when it came from full-text
-search only), so `relevant` and the diffusion's restart vector are defined for all of them.
+search only) and its BM25, so `relevant`, the diffusion's restart vector and the answerability
+checks above are defined for all of them. The default was chosen on seven development sets by the
+rule in docs/results.md ("Retrieval", bench/fusion_sweep.py).
 
 Then `knowledge.rerank.DiffusionReranker` reorders the pool and keeps `top_k`. A failing stage
 degrades (full-text → dense only; rerank → first-stage order) and says so in `notices`.
@@ -60,25 +65,42 @@ def build_pool(
         return [replace(h, score=_f(h.bm25_score)) for h in results.fts[:n]]
     if settings.search == "dense" or (not results.fts and not results.pool_bm25):
         return [replace(h, score=_f(h.dense_score)) for h in results.dense[:n]]
-    if settings.fusion == "zscore":
+    if settings.pool == "dense" and settings.fusion == "zscore":
         pool = results.dense[:n]
         bm25 = [results.pool_bm25.get(h.chunk_id, 0.0) for h in pool]
         fused = zscore_fuse([[_f(h.dense_score) for h in pool], bm25], [1.0, settings.bm25_weight])
         return [replace(pool[i], score=float(fused[i]), bm25_score=bm25[i]) for i in order_by(fused)]
-    # reciprocal-rank fusion of the two lists
-    by_id: dict[str, Hit] = {}
-    for h in results.fts:
-        by_id[h.chunk_id] = h
-    for h in results.dense:  # dense copies win: they carry the cosine already
-        by_id[h.chunk_id] = replace(h, bm25_score=by_id[h.chunk_id].bm25_score) if h.chunk_id in by_id else h
-    dense_ids = [h.chunk_id for h in results.dense]
-    fused = rrf_fuse([dense_ids, [h.chunk_id for h in results.fts]], k=settings.rrf_k)
+    members = union(results, query_vec, n)
+    dense_ids = [h.chunk_id for h in results.dense[:n]]
+    if settings.fusion == "zscore":
+        dense = [_f(h.dense_score) for h in members]
+        fused = zscore_fuse([dense, [_f(h.bm25_score) for h in members]], [1.0, settings.bm25_weight])
+        return [replace(members[i], score=float(fused[i])) for i in order_by(fused)]
+    by_id = {h.chunk_id: h for h in members}
+    ranked = rrf_fuse(
+        [dense_ids, [h.chunk_id for h in results.fts[:n]]], k=settings.rrf_k, weights=[1.0, settings.bm25_weight]
+    )
+    order = order_by(ranked, tie_order=dense_ids)
+    if settings.pool == "dense":
+        order = order[:n]
+    return [replace(by_id[cid], score=ranked[cid]) for cid in order]
+
+
+def union(results: SearchResults, query_vec: np.ndarray | None, n: int) -> list[Hit]:
+    """The dense top-n, then the full-text top-n hits not among them; every member carries its
+    cosine (from its vector for full-text-only hits) and its BM25 (0 when it matches no term)."""
+    fts_bm25 = {h.chunk_id: _f(h.bm25_score) for h in results.fts[:n]}
     out = []
-    for cid in order_by(fused, tie_order=dense_ids)[:n]:
-        h = by_id[cid]
+    for h in results.dense[:n]:
+        bm25 = results.pool_bm25.get(h.chunk_id, fts_bm25.get(h.chunk_id, 0.0))
+        out.append(replace(h, bm25_score=float(bm25)))
+    seen = {h.chunk_id for h in out}
+    for h in results.fts[:n]:
+        if h.chunk_id in seen:
+            continue
         if h.dense_score is None and h.vector is not None and query_vec is not None:
             h = replace(h, dense_score=float(np.dot(np.asarray(h.vector, dtype=np.float64), query_vec)))
-        out.append(replace(h, score=fused[cid]))
+        out.append(h)
     return out
 
 
@@ -145,10 +167,14 @@ class Retriever:
         if not want_text or not query.strip():
             return out
         try:
-            if self.settings.fusion == "rrf" or not out.dense:
+            if self.settings.pool == "union" or self.settings.fusion == "rrf" or not out.dense:
                 out.fts = self.store.fts_search(query, n)
             if out.dense:
-                out.pool_bm25 = self.pool_bm25(query, [h.chunk_id for h in out.dense])
+                found = {h.chunk_id: float(h.bm25_score or 0.0) for h in out.fts}
+                # the full-text hits carry their BM25 already; only the other dense hits are asked for
+                rest = [h.chunk_id for h in out.dense if h.chunk_id not in found]
+                scores = {**self.pool_bm25(query, rest), **found}
+                out.pool_bm25 = {h.chunk_id: scores[h.chunk_id] for h in out.dense}
         except Exception as exc:  # noqa: BLE001 - e.g. no full-text index yet
             log.warning("full-text search failed (%s: %s); dense results only", type(exc).__name__, exc)
             out.notices.append("full-text search unavailable; dense results only")

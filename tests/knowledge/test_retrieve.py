@@ -88,6 +88,25 @@ def test_hybrid_rrf_fills_dense_score_for_fulltext_only_hits(store, minilm):
     assert scores == sorted(scores, reverse=True)
 
 
+def test_union_pool_keeps_a_keyword_match_the_dense_search_misses(store, minilm):
+    query = "boil the pasta and bake the bread, Zorblax"
+    dense = Retriever(minilm, store, _settings(search="dense")).retrieve(query, candidates=3)
+    assert "invoice.txt" not in [h.source_path for h in dense.candidates]
+    old = Retriever(minilm, store, _settings(pool="dense", bm25_weight=1.0)).retrieve(query, candidates=3)
+    assert "invoice.txt" not in [h.source_path for h in old.candidates]
+    new = Retriever(minilm, store, _settings(pool="union", bm25_weight=1.0)).retrieve(query, candidates=3)
+    paths = [h.source_path for h in new.candidates]
+    assert "invoice.txt" in paths and len(paths) > 3
+    q = minilm.embed_query(query)
+    for h in new.candidates:  # every member has its cosine and its BM25 (0 when no term matches)
+        assert h.dense_score == pytest.approx(float(np.dot(q, np.asarray(h.vector))), abs=1e-4)
+        assert h.bm25_score is not None and h.bm25_score >= 0
+    invoice = new.candidates[paths.index("invoice.txt")]
+    assert invoice.bm25_score > 0
+    scores = [h.score for h in new.candidates]
+    assert scores == sorted(scores, reverse=True)
+
+
 def test_paper_rerank_runs_and_keeps_the_pool(store, minilm):
     s = _settings(search="dense", rerank=RerankSettings(mode="paper"))
     r = Retriever(minilm, store, s).retrieve("what does the tenant pay as deposit?")
