@@ -1,133 +1,176 @@
-"""Does embedding the whole of a long chunk (window mean) retrieve at least as well as truncation?
+"""Long text: one vector per chunk (first window / mean of windows) or the best window (MaxP)?
 
-    OMP_WAIT_POLICY=PASSIVE HF_HUB_OFFLINE=1 python -m bench.long_text [--datasets nq_oracle,xquad_en]
-        [--words 450] [--queries 0]
+    OMP_WAIT_POLICY=PASSIVE nice -n 10 python -m bench.long_text [--dataset NAME ...] [--json OUT]
 
-The development passages are short (median 87 / 113 words, under MiniLM's 256-token window), so the
-question is built honestly: consecutive corpus passages (in corpus order, titles kept) are grouped
-into documents of about `--words` words (a group closes once it reaches the target), each query's
-gold passage maps to its group, and the groups are embedded by the bundled all-MiniLM-L6-v2 in both
-modes. The gold text then lies anywhere in a ~450-word chunk, as in Hark's 500-word chunks. The plain
-per-passage run shows the short-text case (both modes should agree). Exact cosine; metrics by ranx.
+Modes, all from the same window vectors (all-MiniLM-L6-v2, windows of 254 tokens, 8 overlapping):
+- `truncate`: the chunk's first window; `window_mean`: the normalised sum of its unit windows;
+- `maxp`: the chunk scores its best window's cosine (one vector per window, the chunk kept once).
+
+Every set is indexed through Hark's Ingestor (500-word chunks; the cache shared with
+bench/fusion_sweep.py). The windows of each chunk are embedded once and cached (a chunk of one
+window reuses its stored vector). Per query and mode: the exact dense top-100 over all chunks; the
+full-text top-100 (cached, the embedder does not touch it) with its BM25, the BM25 of new dense
+members from the store (`fts_scores`); then `dense` and the configured `default` first stage are
+ranked by the production code (`knowledge.evaluate.rank_documents`). nDCG@10 on all queries.
+
+The long-document set `xquad_en_articles` is built from xquad_en: the five paragraphs of each of
+the 48 articles joined in corpus order into one document (title + paragraphs); each question's
+gold paragraph maps to its article. Ingested as 500-word chunks, an article is 2–3 chunks of about
+2–3 encoder windows each, so the answer can sit in any window.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 import time
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
-from bench.common import EVAL
+from bench.common import EVAL, load_average
 
-METRICS = ["ndcg@10", "recall@10", "recall@50", "mrr@10"]
-
-
-def load(name: str) -> tuple[list[tuple[str, str]], dict[str, str], dict[str, dict[str, int]]]:
-    root = EVAL / name
-    corpus = []
-    with open(root / "corpus.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            r = json.loads(line)
-            text = f"{r.get('title') or ''}\n\n{r['text']}".strip()
-            corpus.append((str(r["_id"]), text))
-    queries = {}
-    with open(root / "queries.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            r = json.loads(line)
-            queries[str(r["_id"])] = r["text"]
-    qrels: dict[str, dict[str, int]] = {}
-    with open(root / "qrels" / "test.tsv", encoding="utf-8") as fh:
-        next(fh)
-        for line in fh:
-            q, d, s = line.rstrip("\n").split("\t")
-            if int(s) > 0 and q in queries:
-                qrels.setdefault(q, {})[d] = int(s)
-    return corpus, queries, qrels
+SETS = ["xquad_en_articles", "nq_oracle", "xquad_en", "xquad_en_noisy", "xquad_de", "xquad_de_en",
+        "medquad_liveqa", "covid_faq"]  # fmt: skip
+MODES = ["truncate", "window_mean", "maxp"]
+N = 100
 
 
-def group(corpus: list[tuple[str, str]], target_words: int) -> tuple[list[tuple[str, str]], dict[str, str]]:
-    groups, owner, cur, cur_ids, words = [], {}, [], [], 0
-    for doc_id, text in corpus:
-        cur.append(text)
-        cur_ids.append(doc_id)
-        words += len(text.split())
-        if words >= target_words:
-            gid = f"g{len(groups)}"
-            groups.append((gid, "\n\n".join(cur)))
-            owner.update(dict.fromkeys(cur_ids, gid))
-            cur, cur_ids, words = [], [], 0
-    if cur:
-        gid = f"g{len(groups)}"
-        groups.append((gid, "\n\n".join(cur)))
-        owner.update(dict.fromkeys(cur_ids, gid))
-    return groups, owner
+def articles(name: str = "xquad_en"):
+    """xquad_en with each article's paragraphs joined into one document."""
+    from knowledge.beir import BeirDataset, Document, load_beir
+
+    ds = load_beir(EVAL / name)
+    groups: dict[str, list[Document]] = {}
+    for d in ds.corpus:
+        groups.setdefault(d.title, []).append(d)
+    owner = {d.doc_id: f"article-{i:02d}" for i, docs in enumerate(groups.values()) for d in docs}
+    corpus = [
+        Document(f"article-{i:02d}", title, "\n\n".join(d.text for d in docs))
+        for i, (title, docs) in enumerate(groups.items())
+    ]
+    qrels = {q: {owner[d]: r for d, r in rels.items()} for q, rels in ds.qrels.items()}
+    return BeirDataset(f"{name}_articles", ds.path, corpus, ds.queries, qrels)
 
 
-def evaluate(doc_vecs: np.ndarray, doc_ids: list[str], q_vecs: np.ndarray, q_ids: list[str], qrels) -> dict:
-    from ranx import Qrels, Run
-    from ranx import evaluate as rx_evaluate
+def windows(store, emb, work: Path, tag: str):
+    """(chunk ids, source paths, window matrix, window → chunk index), cached in `work`."""
+    rows = store.table.search().select(["chunk_id", "source_path", "chunk_text", "vector"]).limit(store.count())
+    tbl = rows.to_arrow()
+    ids, paths = tbl["chunk_id"].to_pylist(), tbl["source_path"].to_pylist()
+    cache = work / f"{tag}-{emb.identity}-windows.npz"
+    if cache.is_file():
+        got = np.load(cache, allow_pickle=False)
+        if list(got["ids"]) == ids:
+            return ids, paths, got["w"], got["owner"]
+    texts = tbl["chunk_text"].to_pylist()
+    stored = np.asarray(tbl["vector"].to_pylist(), dtype=np.float32)
+    size = emb.window_size
+    long = [i for i, t in enumerate(texts) if len(emb._token_ids(t)) > size]
+    wl, ol = emb.embed_windows([texts[i] for i in long]) if long else (np.zeros((0, emb.dim)), np.zeros(0, int))
+    short = sorted(set(range(len(texts))) - set(long))
+    w = np.concatenate([stored[short], wl]).astype(np.float32)
+    owner = np.concatenate([np.asarray(short, dtype=np.int64), np.asarray(long, dtype=np.int64)[ol]])
+    np.savez(cache, ids=np.asarray(ids), w=w, owner=owner)
+    return ids, paths, w, owner
 
-    scores = q_vecs @ doc_vecs.T
-    run = {}
-    for i, qid in enumerate(q_ids):
-        top = np.argsort(-scores[i])[:100]
-        run[qid] = {doc_ids[j]: float(scores[i, j]) for j in top}
-    return rx_evaluate(Qrels(qrels), Run(run), METRICS)
+
+def chunk_vectors(w: np.ndarray, owner: np.ndarray, n: int, mode: str) -> np.ndarray:
+    if mode == "truncate":
+        first = np.full(n, -1)
+        for j in range(len(owner) - 1, -1, -1):  # the first window of each chunk, in window order
+            first[owner[j]] = j
+        return w[first]
+    out = np.zeros((n, w.shape[1]), dtype=np.float64)
+    np.add.at(out, owner, w)
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--datasets", default="nq_oracle,xquad_en")
-    ap.add_argument("--words", type=int, default=450)
-    ap.add_argument("--queries", type=int, default=0, help="first N judged queries (0: all)")
+def mode_scores(q: np.ndarray, w: np.ndarray, owner: np.ndarray, n: int, mode: str, vecs: np.ndarray) -> np.ndarray:
+    if mode != "maxp":
+        return vecs @ q
+    s = np.full(n, -np.inf)
+    np.maximum.at(s, owner, w @ q)
+    return s
+
+
+def run_set(ds, emb, work: Path, methods, default) -> dict[str, dict[str, float]]:
+    from knowledge.evaluate import collect_cached, index_dataset, rank_documents, score_runs
+    from knowledge.retrieve import SearchResults
+    from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
+    from knowledge.types import Hit
+
+    store = index_dataset(ds, emb, StoreSettings(), IngestSettings(), work)
+    results = collect_cached(ds, store, emb, RetrievalSettings(candidates=N), work)
+    ids, paths, w, owner = windows(store, emb, work, f"{ds.name}-{ds.fingerprint()}")
+    pos = {c: i for i, c in enumerate(ids)}
+    multi = float(np.mean(np.bincount(owner, minlength=len(ids)) > 1))
+    canonical = ds.canonical_ids()
+    out = {}
+    for mode in MODES:
+        vecs = chunk_vectors(w, owner, len(ids), mode)
+        runs: dict[str, dict[str, list[str]]] = {"dense": {}, "default": {}}
+        for qr in results:
+            s = mode_scores(np.asarray(qr.vector, dtype=np.float64), w, owner, len(ids), mode, vecs)
+            top = np.argsort(-s, kind="stable")[:N]
+            known = {**qr.results.pool_bm25, **{h.chunk_id: h.bm25_score or 0.0 for h in qr.results.fts}}
+            missing = [ids[i] for i in top if ids[i] not in known]
+            if missing:
+                known.update({c: 0.0 for c in missing} | store.fts_scores(qr.text, missing))
+            dense = [
+                Hit(ids[i], paths[i], "", "", float(s[i]), dense_score=float(s[i]), vector=vecs[i]) for i in top
+            ]
+            fts = [replace(h, dense_score=float(s[pos[h.chunk_id]]), vector=vecs[pos[h.chunk_id]]) for h in qr.results.fts]
+            sr = SearchResults(dense, fts, {h.chunk_id: float(known[h.chunk_id]) for h in dense})
+            q2 = replace(qr, results=sr)
+            for m in runs:
+                runs[m][qr.qid] = rank_documents(q2, methods[m], default, default.candidates, canonical)
+        scores = score_runs(ds.canonical_qrels(), runs)
+        out[mode] = {m: scores[m]["ndcg@10"] for m in runs}
+        print(f"# {ds.name} {mode}: {out[mode]} ({100 * multi:.0f} % of chunks > 1 window)", file=sys.stderr)
+    out["multi_window_share"] = {"chunks": multi}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", action="append", default=None)
+    ap.add_argument("--work-dir", default=os.environ.get("HARK_EVAL_DIR", "/tmp/hark-eval"))
+    ap.add_argument("--json", default=None)
     args = ap.parse_args()
-
+    from knowledge.beir import load_beir
+    from knowledge.evaluate import standard_methods
+    from knowledge.settings import RetrievalSettings
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
 
-    mean = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_mean"))
-    mean.warm_up()
-    trunc = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="truncate"))
-    trunc._model, trunc._tok, trunc._max, trunc._loaded = mean._model, mean._tok, mean._max, True
-
-    rows = []
-    for name in args.datasets.split(","):
-        corpus, queries, qrels = load(name)
-        q_ids = sorted(qrels, key=lambda q: int("".join(c for c in q if c.isdigit()) or 0))
-        if args.queries:
-            q_ids = q_ids[: args.queries]
-        q_vecs = mean.embed_documents([queries[q] for q in q_ids])
-        groups, owner = group(corpus, args.words)
-        g_qrels = {q: {owner[d]: 1 for d in qrels[q] if d in owner} for q in q_ids}
-        g_words = [len(t.split()) for _, t in groups]
-        g_tokens = [len(mean._token_ids(t)) for _, t in groups]
-        over = sum(t > mean.window_size for t in g_tokens) / len(groups)
-        p_qrels = {q: qrels[q] for q in q_ids}
-        setups = [
-            ("passages", [d for d, _ in corpus], [t for _, t in corpus], p_qrels),
-            (f"~{args.words}-word groups", [g for g, _ in groups], [t for _, t in groups], g_qrels),
-        ]
-        for label, ids, texts, rel in setups:
-            for mode, emb in (("truncate", trunc), ("window_mean", mean)):
-                t0 = time.perf_counter()
-                vecs = emb.embed_documents(texts)
-                secs = time.perf_counter() - t0
-                res = evaluate(vecs, ids, q_vecs, q_ids, rel)
-                rows.append((name, label, len(ids), mode, res, secs))
-                print(f"# {name} {label} {mode}: {res} ({secs:.0f} s)", flush=True)
-        print(
-            f"# {name}: {len(groups)} groups, median {int(np.median(g_words))} words / "
-            f"{int(np.median(g_tokens))} tokens, {100 * over:.0f} % longer than one window",
-            flush=True,
-        )
-    print("\n| dataset | documents | n | long_text | " + " | ".join(METRICS) + " | embed s |")
-    print("|---|---|---|---|" + "---|" * len(METRICS) + "---|")
-    for name, label, n, mode, res, secs in rows:
-        vals = " | ".join(f"{res[m]:.3f}" for m in METRICS)
-        print(f"| {name} | {label} | {n} | {mode} | {vals} | {secs:.0f} |")
+    print(f"load average at start: {load_average():.1f} on {os.cpu_count()} cores")
+    work = Path(args.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    emb = MiniLMEmbedder(EmbedderSettings())
+    emb.warm_up()
+    default = RetrievalSettings()
+    methods = standard_methods(default)
+    table = {}
+    for name in args.dataset or SETS:
+        t0 = time.perf_counter()
+        ds = articles() if name == "xquad_en_articles" else load_beir(EVAL / name)
+        table[name] = run_set(ds, emb, work, methods, default)
+        print(f"# {name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print("\n| set | chunks > 1 window | " + " | ".join(f"{m} dense" for m in MODES) + " | "
+          + " | ".join(f"{m} default" for m in MODES) + " |")  # fmt: skip
+    print("|---|---|" + "---|" * (2 * len(MODES)))
+    for name, r in table.items():
+        cells = [f"{r[m]['dense']:.4f}" for m in MODES] + [f"{r[m]['default']:.4f}" for m in MODES]
+        print(f"| {name} | {100 * r['multi_window_share']['chunks']:.0f} % | " + " | ".join(cells) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(table, indent=1) + "\n")
+    print(f"load average at end: {load_average():.1f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -140,32 +140,42 @@ def build_store(n: int, emb, work: Path):
     return store
 
 
-def bench_end_to_end(emb, sizes: list[int], queries: int, work: Path) -> None:
+def bench_end_to_end(emb, sizes: list[int], queries: int, work: Path, only: list[str] | None = None) -> None:
     from knowledge.beir import load_beir
     from knowledge.retrieve import Retriever
     from knowledge.settings import RerankSettings, RetrievalSettings
 
     qs = list(load_beir(EVAL / "nq_oracle").queries.values())[:queries]
+    old = RetrievalSettings(pool="dense", fusion="zscore", bm25_weight=0.5, candidates=50)
     configs = {
         "dense + paper PPR": RetrievalSettings(search="dense", rerank=RerankSettings(mode="paper")),
-        "default (hybrid z-score + rerank)": RetrievalSettings(),
+        "old default (dense pool, z-score)": old.model_copy(update={"rerank": RerankSettings(fusion_weight=0.0)}),
+        "default (as configured)": RetrievalSettings(),
     }
+    if only:
+        configs = {k: v for k, v in configs.items() if k.startswith(tuple(only))}
     print(f"\n(2) query embedding + search + rerank, top-50 → 20, {len(qs)} real questions, p50 (p95) ms")
     print(f"{'chunks':>8}  {'configuration':<36}{'embed':>14}{'search':>14}{'rerank':>14}{'total':>14}")
     for n in sizes:
         store = build_store(n, emb, work)
-        for name, settings in configs.items():
-            r = Retriever(emb, store, settings)
+        retrievers = {name: Retriever(emb, store, settings) for name, settings in configs.items()}
+        rows = {name: {"embed": [], "search": [], "rerank": [], "total": []} for name in configs}
+        for r in retrievers.values():
             r.retrieve(qs[0])  # warm: FTS index and IVF files opened
-            rows: dict[str, list[float]] = {"embed": [], "search": [], "rerank": [], "total": []}
-            for q in qs:
+        for q in qs:  # the configurations take turns on every question (load drifts alike)
+            for name, r in retrievers.items():
                 t0 = time.perf_counter()
                 out = r.retrieve(q)
-                rows["total"].append((time.perf_counter() - t0) * 1e3)
+                rows[name]["total"].append((time.perf_counter() - t0) * 1e3)
                 for k in ("embed", "search", "rerank"):
-                    rows[k].append(out.timings_ms[k])
-            cells = "".join(f"{statistics.median(v):>8.1f} ({_p(v, 0.95):>4.0f})" for v in rows.values())
+                    rows[name][k].append(out.timings_ms[k])
+        for name, got in rows.items():
+            cells = "".join(f"{statistics.median(v):>8.1f} ({_p(v, 0.95):>4.0f})" for v in got.values())
             print(f"{n:>8}  {name:<36}{cells}")
+        if len(rows) > 1:
+            ref = statistics.median(next(iter(rows.values()))["total"])
+            for name, got in rows.items():
+                print(f"{'':>8}  total p50 vs {next(iter(rows))}: {name} {statistics.median(got['total']) / ref:.2f}x")
 
 
 def main() -> int:
@@ -175,6 +185,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--work-dir", default=os.environ.get("HARK_BENCH_DIR", "/tmp/hark-bench-retrieval"))
     ap.add_argument("--skip-rerank", action="store_true")
+    ap.add_argument("--configs", default=None, help="comma-separated name prefixes, e.g. 'old,default'")
     args = ap.parse_args()
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
@@ -188,7 +199,7 @@ def main() -> int:
         bench_rerank(emb, args.reps, work)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if sizes:
-        bench_end_to_end(emb, sizes, args.queries, work)
+        bench_end_to_end(emb, sizes, args.queries, work, args.configs.split(",") if args.configs else None)
     print(f"load average at end: {load_average():.1f}")
     return 0
 

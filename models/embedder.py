@@ -98,9 +98,18 @@ class Embedder(ABC):
         return self.embed_queries([text])[0]
 
     def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
-        self.warm_up()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        windows, owners = self.embed_windows(texts, prefix)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(out, owners, windows)  # window_mean: the sum of unit windows, re-normalised
+        return _normalise(out)
+
+    def embed_windows(self, texts: Sequence[str], prefix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(unit vector of every encoder window, index of the text it belongs to), texts in order;
+        `truncate` keeps each text's first window. `prefix` defaults to `passage_prefix`."""
+        self.warm_up()
+        prefix = self.settings.passage_prefix if prefix is None else prefix
         lead = self._token_ids(prefix) if prefix else []
         size = max(1, self.window_size - len(lead))
         owners: list[int] = []
@@ -112,16 +121,14 @@ class Embedder(ABC):
                 wins = wins[:1]
             windows.extend([*lead, *w] for w in wins)
             owners.extend([i] * len(wins))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        out = np.zeros((len(windows), self.dim), dtype=np.float32)
         bs = self.settings.batch_size
         # sort by length so batches pad little
         order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
         for start in range(0, len(order), bs):
             idx = order[start : start + bs]
-            emb = _normalise(self._encode_windows([windows[j] for j in idx]))
-            for j, e in zip(idx, emb, strict=True):
-                out[owners[j]] += e
-        return _normalise(out)
+            out[idx] = _normalise(self._encode_windows([windows[j] for j in idx]))
+        return out, np.asarray(owners, dtype=np.int64)
 
 
 class WordPieceIds:
