@@ -171,12 +171,17 @@ class MiniLMEmbedder(Embedder):
     then on (`runtime`, `runtime_note`); the text that hit the failure is embedded again.
     """
 
-    dim = 384  # all-MiniLM-L6-v2's; another model's is read when it loads
-
     def __init__(self, settings: EmbedderSettings) -> None:
         super().__init__(settings)
         self.name = text_model_name(settings)
-        self.runtime_note = ""  # why PyTorch runs although ONNX was asked for
+        self._dim = 384  # all-MiniLM-L6-v2's; another model's is read when it loads
+        self.runtime_note = ""
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        if self.name != MINILM_NAME:
+            self.warm_up()  # another model's width is known once loaded
+        return self._dim  # why PyTorch runs although ONNX was asked for
         self._switch_lock = threading.Lock()
 
     @property
@@ -190,7 +195,7 @@ class MiniLMEmbedder(Embedder):
             self._model: SentenceEncoder = TorchEncoder(model)
             self._tok, self._max = WordPieceIds(model.tokenizer), int(model.max_seq_length)
         if self.name != MINILM_NAME:  # another model: its width, from one tiny encoding
-            self.dim = int(self._encode_windows([[self._tok.cls_token_id]]).shape[-1])
+            self._dim = int(self._encode_windows([[self._tok.cls_token_id]]).shape[-1])
 
     def _load_onnx(self) -> bool:
         """The ONNX Runtime pipeline (exported on first use); False, with the reason noted, if not."""

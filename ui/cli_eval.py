@@ -26,6 +26,17 @@ def format_table(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
+def floor_line(report: EvalReport, margin: float = 0.01) -> str:
+    """How the default compares with the better of BM25 and dense (the rule defaults are chosen by)."""
+    m = report.methods
+    if not {"bm25", "dense", "default"} <= set(m):
+        return ""
+    best = max(m["bm25"]["ndcg@10"], m["dense"]["ndcg@10"])
+    gap = m["default"]["ndcg@10"] - best
+    verdict = "meets" if gap >= -margin else "BELOW"
+    return f"default − max(bm25, dense) = {gap:+.4f} nDCG@10 ({verdict} the rule: ≥ −{margin})"
+
+
 def eval_retrieval_command(
     embedder_settings: EmbedderSettings,
     store_settings: StoreSettings,
@@ -53,6 +64,9 @@ def eval_retrieval_command(
         f"embedder {report.embedder}, candidates {retrieval.candidates}"
     )
     print(format_table(report))
+    floor = floor_line(report)
+    if floor:
+        print(floor)
     print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
     if json_out:
         Path(json_out).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")

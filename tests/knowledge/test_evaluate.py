@@ -141,3 +141,24 @@ def test_end_to_end_slice_through_the_real_store(tmp_path, minilm, capsys):
     assert report["methods"]["dense"]["ndcg@10"] == pytest.approx(float(np.mean(gains)), abs=0.01)
     # the paper's diffusion really reorders (it is not the dense order under another name)
     assert report["methods"]["dense+ppr-paper"] != report["methods"]["dense"]
+
+
+def test_cut_is_the_shallower_search_and_methods_override_the_settings():
+    from knowledge.evaluate import OLD_DEFAULT, QueryResults, cut, standard_methods
+    from knowledge.retrieve import SearchResults
+    from knowledge.settings import RetrievalSettings
+    from knowledge.types import Hit
+
+    dense = [Hit(f"d{i}", f"d{i}.txt", "", "", 1 - i / 10, dense_score=1 - i / 10) for i in range(6)]
+    fts = [Hit(f"f{i}", f"f{i}.txt", "", "", 9 - i, bm25_score=9 - i) for i in range(6)]
+    qr = QueryResults("q", "text", np.zeros(3), SearchResults(dense, fts, {h.chunk_id: 0.5 for h in dense}))
+    short = cut(qr, 2)
+    assert [h.chunk_id for h in short.results.dense] == ["d0", "d1"]
+    assert [h.chunk_id for h in short.results.fts] == ["f0", "f1"]
+    assert short.results.pool_bm25 == {"d0": 0.5, "d1": 0.5}
+    assert len(qr.results.dense) == 6  # the cached results are not changed
+    base = RetrievalSettings(bm25_weight=2.0, pool="union")
+    old = OLD_DEFAULT.settings(base)
+    assert (old.pool, old.bm25_weight, old.candidates, old.search) == ("dense", 0.5, 50, "hybrid")
+    default = standard_methods(base)["default"].settings(base)
+    assert (default.pool, default.bm25_weight) == ("union", 2.0)

@@ -122,7 +122,29 @@ def test_fts_search_bm25_and_kept_up_to_date(where: Where) -> None:
     assert store.fts_search("notice period", 5) == []
 
 
+def test_changed_tokenizer_settings_rebuild_the_full_text_index(tmp_path: Path) -> None:
+    from knowledge.settings import FtsSettings
+
+    rng = np.random.default_rng(5)
+    here = Where(str(tmp_path / "db"), {})
+    store = _store(here)
+    texts = ["the cats are sleeping on the sofa", "a dog barks at the postman"]
+    store.replace_files({"a.md": (_chunks("a.md", texts), _unit(rng, 2))})
+    store.update_indexes()
+    assert [h.chunk_text for h in store.fts_search("cat", 5)] == [texts[0]]  # English stemming
+    plain = _store(here, fts=FtsSettings(stem=False))
+    assert not plain.has_fts_index()  # the index of other settings does not count
+    plain.update_indexes()
+    assert plain.fts_search("cat", 5) == [] and plain.fts_search("cats", 5)[0].chunk_text == texts[0]
+    fts = [i for i in plain.table.list_indices() if i.index_type == "FTS"]
+    assert len(fts) == 1  # the old index is dropped, so the search cannot pick it
+    grams = _store(here, fts=FtsSettings(base_tokenizer="ngram", stem=False, remove_stop_words=False))
+    grams.update_indexes()
+    assert grams.fts_search("postmann barcks", 5)[0].chunk_text == texts[1]  # typos share most 3-grams
+
+
 def test_replace_is_atomic_for_concurrent_readers(where: Where) -> None:
+def test_replace_is_atomic_for_concurrent_readers(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     store = _store(where)
     store.replace_files({"other.md": (_chunks("other.md", ["x"] * 3), _unit(rng, 3))})

@@ -142,4 +142,22 @@ def test_offline_clip_falls_back_to_minilm_and_says_why(monkeypatch, tmp_path, c
     assert any("offline fallback" in r.getMessage() for r in caplog.records)
     with pytest.raises(ModelLoadError) as info:
         load_embedder(EmbedderSettings(backend="clip", offline_fallback=False))
-    assert "embedder.backend: minilm" in info.value.hint
+    assert "embedder.backend: text" in info.value.hint
+
+
+def test_text_model_prefixes_and_identity(minilm) -> None:
+    assert EmbedderSettings().backend == "text" and MiniLMEmbedder(EmbedderSettings()).identity == "minilm-l6-v2"
+    prefixed = MiniLMEmbedder(EmbedderSettings(query_prefix="query: ", passage_prefix="passage: "))
+    assert prefixed.identity != minilm.identity and prefixed.identity.startswith("st-all-minilm-l6-v2-p")
+    other = MiniLMEmbedder(EmbedderSettings(query_prefix="question: ", passage_prefix="passage: "))
+    assert other.identity != prefixed.identity  # another prefix is another vector space
+    prefixed._model, prefixed._tok, prefixed._max, prefixed._loaded = minilm._model, minilm._tok, minilm._max, True
+    q, p = "how long is the notice period?", "The notice period is three months."
+    assert np.allclose(prefixed.embed_query(q), minilm.embed_documents([f"query: {q}"])[0], atol=1e-5)
+    assert np.allclose(prefixed.embed_documents([p])[0], minilm.embed_documents([f"passage: {p}"])[0], atol=1e-5)
+    assert not np.allclose(prefixed.embed_query(q), minilm.embed_query(q), atol=1e-3)
+    # a long passage has several windows, each led by the prefix (so each holds less of the text)
+    long = FILLER * 40 + LATE_FACT
+    wins, owners = prefixed.embed_windows([long])
+    assert len(wins) > 1 and set(owners.tolist()) == {0}
+    assert len(wins) >= len(minilm.embed_windows([long])[0])  # the prefix takes room in each window
