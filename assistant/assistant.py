@@ -145,8 +145,15 @@ class Assistant:
         if store is not None:
             try:
                 chunks = int(store.count())
+                others = sum(store.other_indexes().values()) if chunks == 0 else 0
             except Exception:  # noqa: BLE001 - a status panel must not fail
-                chunks = None
+                chunks, others = None, 0
+            if others and not warning:
+                warning = (
+                    f"The library was indexed with another embedder or layout ({others} chunks, kept apart); "
+                    f"{getattr(emb, 'identity', 'this embedder')} has its own index: use Re-index library "
+                    "to embed the documents again."
+                )
         web = self.parts.websearch.get_or_none()
         return {
             "embedder": embedder,

@@ -175,6 +175,13 @@ class ChunkStore:
     def count(self) -> int:
         return self._facts().count
 
+    def other_indexes(self) -> dict[str, int]:
+        """Chunk count of each table of this library holding another embedder's or layout's vectors
+        (they stay apart; after a change of embedder the library is embedded again into this one)."""
+        prefix = table_name(self.settings.table_prefix, "x")[:-1]  # "<prefix>__"
+        names = [t for t in self._db.list_tables().tables if t.startswith(prefix) and not t.endswith("__files")]
+        return {t: int(self._db.open_table(t).count_rows()) for t in names if t != self.name}
+
     def has_vector_index(self) -> bool:
         return self._facts().vector_index
 

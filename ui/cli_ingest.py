@@ -60,6 +60,14 @@ def ingest_command(
             f"note: {embedder.fallback_reason}; using the bundled all-MiniLM-L6-v2 (table {store.name})",
             file=sys.stderr,
         )
+    others = {t: n for t, n in store.other_indexes().items() if n} if not rebuild and store.count() == 0 else {}
+    if others:
+        held = ", ".join(f"{t} ({n} chunks)" for t, n in others.items())
+        print(
+            f"note: the embedder {embedder.identity} has no index yet; {held} hold(s) another embedder's "
+            "or layout's vectors and stay apart: every file is embedded again",
+            file=sys.stderr,
+        )
     bar = tqdm(total=1000, unit="‰", desc="ingest", file=sys.stderr, bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} {postfix}")
 
     def progress(fraction: float, message: str) -> None:

@@ -100,6 +100,9 @@ def test_one_table_per_embedder_identity(where: Where) -> None:
     assert table_name("chunks", "weird/name with spaces") == "chunks__weird_name_with_spaces"
     a.replace_files({"x.md": (_chunks("x.md", ["one"]), _unit(np.random.default_rng(1), 1))})
     assert a.count() == 1 and b.count() == 0
+    # the other embedder's vectors are named (what the CLI and the status panel say), never mixed in
+    assert b.other_indexes() == {"chunks__clip-vit-b-32-openai": 1}
+    assert a.other_indexes() == {"chunks__minilm-l6-v2": 0}
     with pytest.raises(HarkError, match="dimensional"):
         ChunkStore(a._db, a.uri, "clip-vit-b-32-openai", 64, StoreSettings())
 
@@ -144,7 +147,6 @@ def test_changed_tokenizer_settings_rebuild_the_full_text_index(tmp_path: Path) 
 
 
 def test_replace_is_atomic_for_concurrent_readers(where: Where) -> None:
-def test_replace_is_atomic_for_concurrent_readers(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     store = _store(where)
     store.replace_files({"other.md": (_chunks("other.md", ["x"] * 3), _unit(rng, 3))})
