@@ -206,6 +206,7 @@ def main() -> int:
     ap.add_argument("--work-dir", default=os.environ.get("HARK_EVAL_DIR", "/tmp/hark-eval"))
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--stages", default="", help="only first stages whose name contains one of these (comma-separated)")
     args = ap.parse_args()
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
@@ -227,6 +228,9 @@ def main() -> int:
         data[name] = (prepared, Scorer(ds.canonical_qrels(), [p.qid for p in prepared]))
     t0 = time.perf_counter()
     stages = first_stages()
+    if args.stages:
+        keep = args.stages.split(",")
+        stages = [m for m in stages if m.name in {"bm25", "dense", OLD_DEFAULT.name} or any(k in m.name for k in keep)]
     scores = score(stages, data)
     verdict = judge(scores, "select")
     baselines = {"bm25", "dense", OLD_DEFAULT.name}

@@ -147,10 +147,16 @@ def bench_end_to_end(emb, sizes: list[int], queries: int, work: Path, only: list
 
     qs = list(load_beir(EVAL / "nq_oracle").queries.values())[:queries]
     old = RetrievalSettings(pool="dense", fusion="zscore", bm25_weight=0.5, candidates=50)
+    ppr = RerankSettings(fusion_weight=0.2)
     configs = {
         "dense + paper PPR": RetrievalSettings(search="dense", rerank=RerankSettings(mode="paper")),
-        "old default (dense pool, z-score)": old.model_copy(update={"rerank": RerankSettings(fusion_weight=0.0)}),
+        "old default (dense pool 50, z 0.5)": old.model_copy(update={"rerank": RerankSettings(fusion_weight=0.0)}),
         "default (as configured)": RetrievalSettings(),
+        "union 20, z 1.0": RetrievalSettings(candidates=20, bm25_weight=1.0, rerank=RerankSettings(mode="off")),
+        "union 50, z 1.0": RetrievalSettings(candidates=50, bm25_weight=1.0, rerank=RerankSettings(mode="off")),
+        "union 100, z 1.0": RetrievalSettings(candidates=100, bm25_weight=1.0, rerank=RerankSettings(mode="off")),
+        "union 50, z 1.0 + PPR 0.2": RetrievalSettings(candidates=50, bm25_weight=1.0, rerank=ppr),
+        "union 100, z 1.0 + PPR 0.2": RetrievalSettings(candidates=100, bm25_weight=1.0, rerank=ppr),
     }
     if only:
         configs = {k: v for k, v in configs.items() if k.startswith(tuple(only))}

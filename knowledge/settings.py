@@ -95,7 +95,7 @@ class IngestSettings(_Strict):
 class RerankSettings(_Strict):
     # "paper": the published setting (complete graph, cosine edges, damping 0.85, PPR order);
     # "custom": the fields below; "off": no diffusion stage
-    mode: Literal["paper", "custom", "off"] = "custom"
+    mode: Literal["paper", "custom", "off"] = "off"
     damping: float = Field(0.85, gt=0, lt=1)
     graph: Literal["complete", "knn"] = "complete"
     knn_k: int = Field(10, ge=1)
@@ -108,7 +108,7 @@ class RerankSettings(_Strict):
 
 
 class RetrievalSettings(_Strict):
-    candidates: int = Field(50, ge=1)
+    candidates: int = Field(20, ge=1)  # per search (dense, full-text)
     top_k: int = Field(20, ge=1)
     # "dense": vectors only; "hybrid": dense + full-text fused
     search: Literal["dense", "hybrid"] = "hybrid"
@@ -117,7 +117,7 @@ class RetrievalSettings(_Strict):
     # top `candidates` re-scored with their BM25 (zscore), or the fused lists cut to `candidates` (rrf)
     pool: Literal["union", "dense"] = "union"
     fusion: Literal["zscore", "rrf"] = "zscore"
-    bm25_weight: float = Field(0.5, ge=0)
+    bm25_weight: float = Field(1.0, ge=0)
     rrf_k: int = Field(60, ge=1)
     # no candidate with a dense cosine at or above this → `Retrieval.relevant` is False (a turn
     # decides answerability with the fitted model in assistant/answerability.py instead)
