@@ -17,7 +17,7 @@
   version, the full-text query) instead of seven.
 - Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
   delete-by-source), so a concurrent search sees either the old or the new version of a file.
-- Where: a folder or object storage (`knowledge.storage`); the manifest and the ingest lock are
+- Rows and hits: `store_rows.py`. Where: a folder or object storage (`knowledge.storage`); the manifest and the ingest lock are
   tables beside the chunks table, so everything about the library lives in one place.
 """
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -40,37 +39,15 @@ from knowledge.ingest_lock import IngestLock
 from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
 from knowledge.storage import StoreWriteError, connect, failure, is_io_error, is_store_error
+from knowledge.store_rows import HIT_COLUMNS, chunk_schema, hit_from_row, ids_in, rows_and_vectors, table_name
 from knowledge.types import Chunk, Hit
-from knowledge.vector_cache import StaleSnapshot, VectorCache, vector_matrix
+from knowledge.vector_cache import StaleSnapshot, VectorCache
 from models.runtime.errors import HarkError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 __all__ = ["ChunkStore", "StoreWriteError", "chunk_schema", "table_name"]
-
-
-def table_name(prefix: str, identity: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", f"{prefix}__{identity}").strip("_")
-
-
-def chunk_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("chunk_id", pa.string()),
-            pa.field("source_path", pa.string()),
-            pa.field("chunk_text", pa.string()),
-            pa.field("chunk_preview", pa.string()),
-            pa.field("title", pa.string()),
-            pa.field("section", pa.string()),
-            pa.field("pages", pa.list_(pa.int32())),
-            pa.field("tags", pa.list_(pa.string())),
-            pa.field("file_hash", pa.string()),
-            pa.field("text_hash", pa.string()),
-            pa.field("embedder", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
 
 
 @dataclass(frozen=True)
@@ -94,7 +71,7 @@ class ChunkStore:
         self.settings = settings
         self.name = table_name(settings.table_prefix, identity)
         self._write_lock = threading.Lock()
-        self._vectors = VectorCache(_HIT_COLUMNS)
+        self._vectors = VectorCache(HIT_COLUMNS)
         self._facts_of: _Facts | None = None
         self._lease: IngestLock | None = None
         self._table = self._guard(self._open_table, "open the chunks table")
@@ -209,11 +186,11 @@ class ChunkStore:
             q = q.bypass_vector_index()
         else:
             q = q.nprobes(self.settings.ann_nprobes).refine_factor(self.settings.ann_refine_factor)
-        rows, vecs = _rows_and_vectors(q.to_arrow())
+        rows, vecs = rows_and_vectors(q.to_arrow())
         hits = []
         for i, r in enumerate(rows):
             cos = 1.0 - float(r["_distance"])
-            hits.append(_hit(r, vecs[i] if vecs is not None else None, score=cos, dense_score=cos))
+            hits.append(hit_from_row(r, vecs[i] if vecs is not None else None, score=cos, dense_score=cos))
         return hits
 
     def _memory_search(self, vec: np.ndarray, k: int, version: int) -> list[Hit]:
@@ -222,7 +199,7 @@ class ChunkStore:
         positions, scores = snap.top(query, k)
         rows = snap.fetch(positions)
         return [
-            _hit(r, snap.matrix[i], score=float(s), dense_score=float(s))
+            hit_from_row(r, snap.matrix[i], score=float(s), dense_score=float(s))
             for r, i, s in zip(rows, positions, scores, strict=True)
         ]
 
@@ -240,7 +217,7 @@ class ChunkStore:
         if not facts.fts_index:
             self.update_indexes()
         q = self._table.search(text, query_type="fts", fts_columns="chunk_text")
-        got = q.where(_ids_in(chunk_ids), prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
+        got = q.where(ids_in(chunk_ids), prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
         return dict(zip(got["chunk_id"].to_pylist(), map(float, got["_score"].to_pylist()), strict=True))
 
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
@@ -252,9 +229,9 @@ class ChunkStore:
         q = self._table.search(text, query_type="fts", fts_columns="chunk_text").limit(k)
         if where:
             q = q.where(where, prefilter=True)
-        rows, vecs = _rows_and_vectors(q.to_arrow())
+        rows, vecs = rows_and_vectors(q.to_arrow())
         return [
-            _hit(r, vecs[i] if vecs is not None else None, score=float(r["_score"]), bm25_score=float(r["_score"]))
+            hit_from_row(r, vecs[i] if vecs is not None else None, score=float(r["_score"]), bm25_score=float(r["_score"]))
             for i, r in enumerate(rows)
         ]
 
@@ -262,7 +239,7 @@ class ChunkStore:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
-        rows = self._table.search().where(_ids_in(ids)).select(["chunk_id", "vector"]).limit(len(ids)).to_arrow()
+        rows = self._table.search().where(ids_in(ids)).select(["chunk_id", "vector"]).limit(len(ids)).to_arrow()
         return {
             cid: np.asarray(v, dtype=np.float32)
             for cid, v in zip(rows["chunk_id"].to_pylist(), rows["vector"].to_pylist(), strict=True)
@@ -366,7 +343,7 @@ class ChunkStore:
         with self._write_lock:
             # the new table counts its versions afresh: nothing read from the old one may be reused
             self._facts_of = None
-            self._vectors = VectorCache(_HIT_COLUMNS)
+            self._vectors = VectorCache(HIT_COLUMNS)
             self._guard(lambda: self._db.drop_table(self.name, ignore_missing=True), "drop the chunks table")
             self._table = self._guard(self._open_table, "create the chunks table")
             self._guard(self.manifest.clear, "reset the files manifest")
@@ -419,41 +396,3 @@ def _sub_vectors(dim: int) -> int:
         if sub and dim % sub == 0:
             return sub
     return 1
-
-
-def _rows_and_vectors(table: pa.Table) -> tuple[list[dict[str, Any]], np.ndarray | None]:
-    """Result rows as dicts, and their vectors as one float32 matrix (no per-float Python objects:
-    the rerank reads them as an array, and 50 × 512 floats as lists cost more than the rerank)."""
-    if "vector" not in table.column_names:
-        return table.to_pylist(), None
-    return table.drop_columns(["vector"]).to_pylist(), vector_matrix(table["vector"])
-
-
-def _ids_in(chunk_ids: Iterable[str]) -> str:
-    """A filter selecting these chunk ids."""
-    return "chunk_id IN (" + ", ".join(sql_str(i) for i in chunk_ids) + ")"
-
-
-_HIT_COLUMNS = ["chunk_id", "source_path", "title", "chunk_text", "section", "pages", "tags"]
-
-
-def _hit(
-    r: dict[str, Any],
-    vec: np.ndarray | None,
-    score: float,
-    dense_score: float | None = None,
-    bm25_score: float | None = None,
-) -> Hit:
-    return Hit(
-        chunk_id=r["chunk_id"],
-        source_path=r["source_path"],
-        title=r.get("title") or "",
-        chunk_text=r.get("chunk_text") or "",
-        score=score,
-        dense_score=dense_score,
-        bm25_score=bm25_score,
-        section=r.get("section") or "",
-        pages=list(r.get("pages") or []),
-        tags=list(r.get("tags") or []),
-        vector=vec,
-    )

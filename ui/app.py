@@ -377,13 +377,8 @@ def run_app(cfg: HarkConfig, share: bool, host: str | None, port: int | None) ->
     demo = build_app(assistant, cfg, server_folders=plan.auth is None)
     if plan.auth is not None:
         user, password = plan.auth
-        if plan.generated_password:
-            print(f"Hark: login required — user: {user}  password: {password}", flush=True)
-        else:
-            print(
-                f"Hark: login required — user: {user} (password from ${cfg.ui.share_password_env})",
-                flush=True,
-            )
+        shown = f" password: {password}" if plan.generated_password else f" (password from ${cfg.ui.share_password_env})"
+        print(f"Hark: login required — user: {user}{' ' if plan.generated_password else ''}{shown}", flush=True)
     local_url, share_url = serve(demo, cfg, plan, block=False)
     print(f"Hark is running at {local_url}", flush=True)
     if share:
