@@ -1,0 +1,76 @@
+"""The chunk table's layout and its rows as hits: the schema, the table name of an embedder's
+vector space, and the conversions between LanceDB result rows and `Hit`s."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from knowledge.manifest import sql_str
+from knowledge.types import Hit
+from knowledge.vector_cache import vector_matrix
+
+
+def table_name(prefix: str, identity: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", f"{prefix}__{identity}").strip("_")
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string()),
+            pa.field("source_path", pa.string()),
+            pa.field("chunk_text", pa.string()),
+            pa.field("chunk_preview", pa.string()),
+            pa.field("title", pa.string()),
+            pa.field("section", pa.string()),
+            pa.field("pages", pa.list_(pa.int32())),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("file_hash", pa.string()),
+            pa.field("text_hash", pa.string()),
+            pa.field("embedder", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+def rows_and_vectors(table: pa.Table) -> tuple[list[dict[str, Any]], np.ndarray | None]:
+    """Result rows as dicts, and their vectors as one float32 matrix (no per-float Python objects:
+    the rerank reads them as an array, and 50 × 512 floats as lists cost more than the rerank)."""
+    if "vector" not in table.column_names:
+        return table.to_pylist(), None
+    return table.drop_columns(["vector"]).to_pylist(), vector_matrix(table["vector"])
+
+
+def ids_in(chunk_ids: Iterable[str]) -> str:
+    """A filter selecting these chunk ids."""
+    return "chunk_id IN (" + ", ".join(sql_str(i) for i in chunk_ids) + ")"
+
+
+HIT_COLUMNS = ["chunk_id", "source_path", "title", "chunk_text", "section", "pages", "tags"]
+
+
+def hit_from_row(
+    r: dict[str, Any],
+    vec: np.ndarray | None,
+    score: float,
+    dense_score: float | None = None,
+    bm25_score: float | None = None,
+) -> Hit:
+    return Hit(
+        chunk_id=r["chunk_id"],
+        source_path=r["source_path"],
+        title=r.get("title") or "",
+        chunk_text=r.get("chunk_text") or "",
+        score=score,
+        dense_score=dense_score,
+        bm25_score=bm25_score,
+        section=r.get("section") or "",
+        pages=list(r.get("pages") or []),
+        tags=list(r.get("tags") or []),
+        vector=vec,
+    )
