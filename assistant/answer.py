@@ -17,6 +17,7 @@ Stream protocol for renderers (the Gradio app, the terminal, `ask --json`):
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -91,12 +92,19 @@ class Answerer:
         evidence: Sequence[Hit],
         candidates: Sequence[Hit] = (),
         signals: Signals | None = None,
+        answered: str | None = None,
     ) -> Decision:
-        """Whether the documents answer `question` (before any LLM call); the decision carries the
-        ranked sentences the extractive answer is then composed from."""
+        """Whether the documents answer `question`, the text that was searched (before any LLM
+        call); the decision carries the ranked sentences the extractive answer is then composed
+        from, ranked for `answered` (the user's own words, e.g. a follow-up) when that differs."""
         blocks = self.builder.blocks(evidence)
         ranked = self.extractive.rank(question, blocks)
-        return self.answerability.decide(question, blocks, candidates, ranked, signals)
+        decision = self.answerability.decide(question, blocks, candidates, ranked, signals)
+        if answered and answered != question:
+            own = self.extractive.rank(answered, blocks)
+            if own and own[0].coverage > 0:
+                decision = dataclasses.replace(decision, ranked=own)
+        return decision
 
     def answer(
         self, question: str, evidence: Sequence[Hit], history: str = "", **kwargs: Any

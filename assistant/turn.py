@@ -204,8 +204,8 @@ class Turn:
             avg_logprob=heard.avg_logprob if heard is not None else None,
             no_speech_prob=heard.no_speech_prob if heard is not None else None,
         )
-        with st.timed("answerability"):
-            decision = answerer.assess(st.question.answered, found.hits, found.candidates, signals)
+        with st.timed("answerability"):  # judged on the text that was searched (a follow-up's standalone query)
+            decision = answerer.assess(st.question.query, found.hits, found.candidates, signals, st.question.answered)
         return dataclasses.replace(found, relevant=decision.answerable, decision=decision)
 
     def _evidence(self, r: Route, question: Question, search: DocumentSearch) -> Iterator[Event]:

@@ -175,14 +175,14 @@ class MiniLMEmbedder(Embedder):
         super().__init__(settings)
         self.name = text_model_name(settings)
         self._dim = 384  # all-MiniLM-L6-v2's; another model's is read when it loads
-        self.runtime_note = ""
+        self.runtime_note = ""  # why PyTorch runs although ONNX was asked for
+        self._switch_lock = threading.Lock()
 
     @property
     def dim(self) -> int:  # type: ignore[override]
         if self.name != MINILM_NAME:
             self.warm_up()  # another model's width is known once loaded
-        return self._dim  # why PyTorch runs although ONNX was asked for
-        self._switch_lock = threading.Lock()
+        return self._dim
 
     @property
     def runtime(self) -> str:

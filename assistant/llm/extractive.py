@@ -97,6 +97,7 @@ class ScoredSentence:
     source: str = ""  # the document it comes from
     coverage: float = 0.0  # share of the question's content words it holds
     similarity: float | None = None  # embedding cosine to the question (when embedded)
+    heading: str = ""  # the heading it stands under in its chunk: what the sentence is about
 
 
 class ExtractiveAnswerer:
@@ -128,14 +129,17 @@ class ExtractiveAnswerer:
         seen: list[str] = []
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {_fold(hit.title), _fold(hit.section)} - {""}
+            under = hit.section
             for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
                 key = _fold(sent)
+                if key and _heading(sent):
+                    under = sent
                 if not key or key in headings or _heading(sent):  # a title or heading is no answer
                     continue
                 if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
                 seen.append(key)
-                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path))
+                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under))
         return out
 
     def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
@@ -143,7 +147,7 @@ class ExtractiveAnswerer:
         if not sentences:
             return []
         q_words = set(content_words(question))
-        bags = [set(content_words(s.text)) for s in sentences]
+        bags = [set(content_words(f"{s.heading} {s.text}")) for s in sentences]  # "Attendance: Students must attend …"
         n = len(sentences)
         df: dict[str, int] = {}
         for bag in bags:

@@ -12,7 +12,7 @@ from models.settings import EmbedderSettings
 
 def test_offline_clip_fallback_logs_hark_warning_not_open_clip_error(caplog):
     caplog.set_level(logging.INFO)
-    emb = load_embedder(EmbedderSettings())  # CLIP + OpenAI weights: not reachable offline (HF_HUB_OFFLINE)
+    emb = load_embedder(EmbedderSettings(backend="clip"))  # CLIP + OpenAI weights: not reachable offline (HF_HUB_OFFLINE)
     assert emb.is_fallback
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage() for r in errors]
@@ -23,7 +23,7 @@ def test_offline_clip_fallback_logs_hark_warning_not_open_clip_error(caplog):
     # with debug logging (-v) the open_clip line is still there, at DEBUG
     caplog.clear()
     caplog.set_level(logging.DEBUG)
-    load_embedder(EmbedderSettings())
+    load_embedder(EmbedderSettings(backend="clip"))
     demoted = [r for r in caplog.records if r.getMessage().startswith("Failed to download weights")]
     assert demoted and all(r.levelno == logging.DEBUG for r in demoted)
     # other root records of open_clip during the load still pass
