@@ -18,6 +18,7 @@ from tests.hostile.injection import leaked_secrets
 from tests.hostile.load_rig import CLIENT_TIMEOUT, PEOPLE, strip_html, write_library
 from tests.hostile.team_rig import AppProcess, finish, ingest, start_app, write_config
 from tests.s3_server import env
+from tests.store_checks import consistent
 
 pytestmark = pytest.mark.timeout(600)
 REFRESH = 1.0  # store.refresh_seconds of every process here
@@ -30,17 +31,6 @@ def ask(url: str, question: str) -> str:
     client = Client(url, verbose=False, httpx_kwargs={"timeout": CLIENT_TIMEOUT})
     _messages, _box, evidence, *_ = client.predict(question, api_name="/ask")
     return strip_html(evidence or "")
-
-
-def consistent(store: ChunkStore) -> dict[str, int]:
-    """Manifest and chunks agree file by file, and no chunk id is stored twice."""
-    store.refresh()
-    counts = store.chunk_counts()
-    indexed = {d.source_path: d.chunks for d in store.documents() if d.status == "indexed"}
-    assert counts == indexed, (counts, indexed)
-    ids = store.table.to_arrow()["chunk_id"].to_pylist()
-    assert len(ids) == len(set(ids)), "a chunk is stored twice"
-    return counts
 
 
 def memo_batch(folder: Path, k: int, pilot: str) -> Path:

@@ -23,6 +23,7 @@ from models.runtime.errors import HarkError
 from tests.conftest import ROOT
 from tests.hostile.injection import leaked_secrets
 from tests.s3_server import env
+from tests.store_checks import consistent
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -48,17 +49,6 @@ def _library(folder: Path, n: int, start: int = 0) -> Path:
 def _open(uri: str, minilm, s3, **kw: object) -> ChunkStore:
     settings = StoreSettings(storage_options=s3.storage_options(), refresh_seconds=0, **kw)
     return ChunkStore.open(uri, minilm.identity, minilm.dim, settings)
-
-
-def _consistent(store: ChunkStore) -> dict[str, int]:
-    """The manifest and the chunks agree file by file (and no chunk id is stored twice)."""
-    store.refresh()
-    counts = store.chunk_counts()
-    indexed = {d.source_path: d.chunks for d in store.documents() if d.status == "indexed"}
-    assert counts == indexed, (counts, indexed)
-    ids = store.table.to_arrow()["chunk_id"].to_pylist()
-    assert len(ids) == len(set(ids)), "a chunk is stored twice"
-    return counts
 
 
 def test_everything_lives_under_the_prefix(tmp_path: Path, minilm, s3) -> None:
@@ -126,7 +116,7 @@ def test_server_stopped_mid_ingest_keeps_the_library_and_recovers(tmp_path: Path
     settings = IngestSettings(write_batch_size=1)  # one commit per file
     docs = _library(tmp_path / "docs", 3)
     Ingestor(store, minilm, settings).ingest([docs])
-    before = _consistent(store)
+    before = consistent(store)
     _library(docs, 5, start=3)
 
     def stop_on_the_sixth(_fraction: float, message: str) -> None:
@@ -143,7 +133,7 @@ def test_server_stopped_mid_ingest_keeps_the_library_and_recovers(tmp_path: Path
     assert ".rs:" not in text and not leaked_secrets(text + hark_log(caplog), SECRETS)
 
     again = _open(uri, minilm, s3, ingest_lock_seconds=3)
-    after = _consistent(again)
+    after = consistent(again)
     assert set(before) <= set(after) <= set(before) | {"note_03.md", "note_04.md"}
     assert again.search(minilm.embed_query("courier for parcel number 2"), 1)[0].source_path == "note_02.md"
     # the failed run could not release its lease: it expires (3 s here), then the next run finishes
@@ -152,7 +142,7 @@ def test_server_stopped_mid_ingest_keeps_the_library_and_recovers(tmp_path: Path
     while lease.holder() is not None and time.monotonic() < deadline:
         time.sleep(0.3)
     report = Ingestor(again, minilm, settings).ingest([docs])
-    assert len(_consistent(again)) == 8, report.files
+    assert len(consistent(again)) == 8, report.files
     assert again.fts_search("Runner7", 1)[0].source_path == "note_07.md"
 
 
