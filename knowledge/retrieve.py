@@ -40,10 +40,14 @@ class _Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-class _Store(Protocol):
+class _View(Protocol):
     def search(self, vec: np.ndarray, k: int, where: str | None = None) -> list[Hit]: ...
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]: ...
     def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]: ...
+
+
+class _Store(Protocol):
+    def view(self, text_search: bool = False) -> _View: ...
     def count(self) -> int: ...
 
 
@@ -155,25 +159,36 @@ class Retriever:
         return retrieval
 
     def search(self, query: str, vec: np.ndarray | None, n: int) -> SearchResults:
-        """Run the searches the settings ask for. Never raises; failures become notices."""
+        """Run the searches the settings ask for, all on one table version (a file replaced meanwhile
+        is seen old or new, never both). Never raises; failures become notices."""
         out = SearchResults(dense=[])
+        want_text = self.settings.search == "hybrid" or vec is None
+        try:
+            try:
+                view = self.store.view(text_search=want_text and bool(query.strip()))
+            except Exception as exc:  # noqa: BLE001 - e.g. the full-text index could not be built
+                log.warning("full-text index unavailable (%s: %s)", type(exc).__name__, exc)
+                view = self.store.view()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("the library could not be read (%s: %s)", type(exc).__name__, exc)
+            out.notices.append("the library could not be read")
+            return out
         if vec is not None:
             try:
-                out.dense = self.store.search(vec, n)
+                out.dense = view.search(vec, n)
             except Exception as exc:  # noqa: BLE001
                 log.warning("dense search failed (%s: %s)", type(exc).__name__, exc)
                 out.notices.append("vector search failed")
-        want_text = self.settings.search == "hybrid" or vec is None
         if not want_text or not query.strip():
             return out
         try:
             if self.settings.pool == "union" or self.settings.fusion == "rrf" or not out.dense:
-                out.fts = self.store.fts_search(query, n)
+                out.fts = view.fts_search(query, n)
             if out.dense:
                 found = {h.chunk_id: float(h.bm25_score or 0.0) for h in out.fts}
                 # the full-text hits carry their BM25 already; only the other dense hits are asked for
                 rest = [h.chunk_id for h in out.dense if h.chunk_id not in found]
-                scores = {**self.pool_bm25(query, rest), **found}
+                scores = {**pool_bm25(view, query, rest), **found}
                 out.pool_bm25 = {h.chunk_id: scores[h.chunk_id] for h in out.dense}
         except Exception as exc:  # noqa: BLE001 - e.g. no full-text index yet
             log.warning("full-text search failed (%s: %s); dense results only", type(exc).__name__, exc)
@@ -181,7 +196,8 @@ class Retriever:
             out.fts, out.pool_bm25 = [], {}
         return out
 
-    def pool_bm25(self, query: str, chunk_ids: list[str]) -> dict[str, float]:
-        """Full-text (BM25) score of each given chunk; 0 for chunks matching no query term."""
-        found = self.store.fts_scores(query, chunk_ids)
-        return {cid: float(found.get(cid, 0.0)) for cid in chunk_ids}
+
+def pool_bm25(view: _View, query: str, chunk_ids: list[str]) -> dict[str, float]:
+    """Full-text (BM25) score of each given chunk; 0 for chunks matching no query term."""
+    found = view.fts_scores(query, chunk_ids)
+    return {cid: float(found.get(cid, 0.0)) for cid in chunk_ids}

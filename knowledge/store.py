@@ -12,9 +12,9 @@
   visible within `refresh_seconds` (the connection's read consistency interval), or at once after
   `refresh()`.
 - Full-text: LanceDB's own FTS index on `chunk_text`, brought up to date after each ingest.
-- The row count and the indexes are read once per table version (`_facts`): each LanceDB call
-  costs milliseconds when its event-loop thread was idle, so a hybrid search makes two (the
-  version, the full-text query) instead of seven.
+- Reads go through a `StoreView` pinned to one table version (`knowledge.store_view`): a search's
+  dense and full-text halves see the same commit, and the row count and the indexes are read once
+  per version (each LanceDB call costs milliseconds when its event-loop thread was idle).
 - Writes: `replace_files` replaces the chunks of a group of files in ONE commit (merge_insert with
   delete-by-source), so a concurrent search sees either the old or the new version of a file.
 - Rows and hits: `store_rows.py`. Where: a folder or object storage (`knowledge.storage`); the manifest and the ingest lock are
@@ -28,7 +28,6 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -39,7 +38,8 @@ from knowledge.ingest_lock import IngestLock
 from knowledge.manifest import DocumentInfo, Manifest, sql_str
 from knowledge.settings import StoreSettings
 from knowledge.storage import StoreWriteError, connect, failure, is_io_error, is_store_error
-from knowledge.store_rows import HIT_COLUMNS, chunk_schema, hit_from_row, ids_in, rows_and_vectors, table_name
+from knowledge.store_rows import HIT_COLUMNS, chunk_schema, ids_in, table_name
+from knowledge.store_view import StoreView, read_facts
 from knowledge.types import Chunk, Hit
 from knowledge.vector_cache import StaleSnapshot, VectorCache
 from models.runtime.errors import HarkError
@@ -48,16 +48,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 __all__ = ["ChunkStore", "StoreWriteError", "chunk_schema", "table_name"]
-
-
-@dataclass(frozen=True)
-class _Facts:
-    """What one table version holds: its row count and which indexes it has."""
-
-    version: int
-    count: int
-    fts_index: bool
-    vector_index: bool
 
 
 class ChunkStore:
@@ -72,7 +62,8 @@ class ChunkStore:
         self.name = table_name(settings.table_prefix, identity)
         self._write_lock = threading.Lock()
         self._vectors = VectorCache(HIT_COLUMNS)
-        self._facts_of: _Facts | None = None
+        self._view: StoreView | None = None
+        self._view_lock = threading.Lock()
         self._lease: IngestLock | None = None
         self._table = self._guard(self._open_table, "open the chunks table")
         self.manifest: Manifest = self._guard(
@@ -124,33 +115,36 @@ class ChunkStore:
     def warm_up(self) -> None:
         """Read the in-memory snapshot now when searches will use it (else the first search after
         a start or a change pays for it: ~30 ms per 10k chunks)."""
-        version = int(self._table.version)
-        if self.settings.memory_search and self._facts(version).count < self.settings.ann_threshold:
+        view = self.view()
+        if self.settings.memory_search and view.count() < self.settings.ann_threshold:
             try:
-                self._vectors.snapshot(self._table, version)
+                self._vectors.snapshot(view.table, view.version)
             except StaleSnapshot as exc:  # a writer is busy: the first search reads it
                 log.debug("snapshot not read ahead: %s", exc)
 
-    def _facts(self, version: int | None = None) -> _Facts:
-        """Row count and indexes of the table's current version (read once per version)."""
-        version = int(self._table.version) if version is None else version
-        facts = self._facts_of
-        if facts is not None and facts.version == version:
-            return facts
-        indices = self._table.list_indices()
-        facts = _Facts(
-            version,
-            int(self._table.count_rows()),
-            # an index built with other tokenizer settings counts as missing: it is rebuilt
-            any(i.index_type == "FTS" and i.name == fts_index_name(self.settings.fts) for i in indices),
-            any(i.columns == ["vector"] for i in indices),
-        )
-        if int(self._table.version) == version:  # the handle did not move meanwhile: keep them
-            self._facts_of = facts
-        return facts
+    def view(self, text_search: bool = False) -> StoreView:
+        """The table as of its latest commit, pinned: every read through it sees that one version
+        (`knowledge.store_view`). `text_search`: build a missing full-text index first."""
+        version = int(self._table.version)
+        view = self._view
+        if view is None or view.version != version:
+            view = self._guard(lambda: self._pin(version), "read the chunks table")
+        if text_search and view.count() and not view.facts.fts_index:
+            self.update_indexes()
+            return self.view()
+        return view
+
+    def _pin(self, version: int) -> StoreView:
+        table = self._db.open_table(self.name)
+        table.checkout(version)
+        view = StoreView(table, read_facts(table, fts_index_name(self.settings.fts)), self.dim, self.settings, self._vectors)
+        with self._view_lock:
+            if self._view is None or self._view.version < version:
+                self._view = view
+        return view
 
     def count(self) -> int:
-        return self._facts().count
+        return self.view().count()
 
     def other_indexes(self) -> dict[str, int]:
         """Chunk count of each table of this library holding another embedder's or layout's vectors
@@ -160,80 +154,24 @@ class ChunkStore:
         return {t: int(self._db.open_table(t).count_rows()) for t in names if t != self.name}
 
     def has_vector_index(self) -> bool:
-        return self._facts().vector_index
+        return self.view().facts.vector_index
 
     def has_fts_index(self) -> bool:
-        return self._facts().fts_index
+        return self.view().facts.fts_index
 
     def search(
         self, query_vector: Any, k: int, where: str | None = None, exact: bool | None = None
     ) -> list[Hit]:
-        """Top-k by cosine similarity. `exact=None`: exact below `ann_threshold`, the index above."""
-        vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        if vec.shape[0] != self.dim:
-            raise ValueError(f"query vector has {vec.shape[0]} dimensions, the store {self.dim}")
-        version = int(self._table.version)
-        use_exact = exact if exact is not None else self._facts(version).count < self.settings.ann_threshold
-        if use_exact and not where and self.settings.memory_search:
-            try:
-                return self._memory_search(vec, k, version)
-            except StaleSnapshot as exc:
-                log.debug("in-memory search fell back to LanceDB: %s", exc)
-        q = self._table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
-        if where:
-            q = q.where(where, prefilter=True)
-        if use_exact:
-            q = q.bypass_vector_index()
-        else:
-            q = q.nprobes(self.settings.ann_nprobes).refine_factor(self.settings.ann_refine_factor)
-        rows, vecs = rows_and_vectors(q.to_arrow())
-        hits = []
-        for i, r in enumerate(rows):
-            cos = 1.0 - float(r["_distance"])
-            hits.append(hit_from_row(r, vecs[i] if vecs is not None else None, score=cos, dense_score=cos))
-        return hits
-
-    def _memory_search(self, vec: np.ndarray, k: int, version: int) -> list[Hit]:
-        snap = self._vectors.snapshot(self._table, version)  # the schema fixes the dimension
-        query = vec / max(float(np.linalg.norm(vec)), 1e-12)
-        positions, scores = snap.top(query, k)
-        rows = snap.fetch(positions)
-        return [
-            hit_from_row(r, snap.matrix[i], score=float(s), dense_score=float(s))
-            for r, i, s in zip(rows, positions, scores, strict=True)
-        ]
-
-    def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]:
-        """BM25 of each listed chunk that matches a query term (others are absent). BM25 statistics
-        are corpus-wide, so a search restricted to these chunks scores each of them exactly as the
-        unrestricted one does; only ids and scores are read."""
-        if not text.strip() or not chunk_ids:
-            return {}
-        # the ids come from a search that has just read the version: its facts do (a stale answer
-        # costs at most this query's full-text scores; the index is checked again on the next search)
-        facts = self._facts_of or self._facts()
-        if facts.count == 0:
-            return {}
-        if not facts.fts_index:
-            self.update_indexes()
-        q = self._table.search(text, query_type="fts", fts_columns="chunk_text")
-        got = q.where(ids_in(chunk_ids), prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
-        return dict(zip(got["chunk_id"].to_pylist(), map(float, got["_score"].to_pylist()), strict=True))
+        """Top-k by cosine similarity (`StoreView.search` on the latest version)."""
+        return self.view().search(query_vector, k, where, exact)
 
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
-        """Top-k by BM25 from LanceDB's FTS index (`bm25_score`, `score` = bm25)."""
-        if not text.strip() or self.count() == 0:
-            return []
-        if not self.has_fts_index():
-            self.update_indexes()
-        q = self._table.search(text, query_type="fts", fts_columns="chunk_text").limit(k)
-        if where:
-            q = q.where(where, prefilter=True)
-        rows, vecs = rows_and_vectors(q.to_arrow())
-        return [
-            hit_from_row(r, vecs[i] if vecs is not None else None, score=float(r["_score"]), bm25_score=float(r["_score"]))
-            for i, r in enumerate(rows)
-        ]
+        """Top-k by BM25 (`StoreView.fts_search` on the latest version)."""
+        return self.view(text_search=True).fts_search(text, k, where)
+
+    def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]:
+        """BM25 of each listed chunk matching a query term (`StoreView.fts_scores`)."""
+        return self.view(text_search=True).fts_scores(text, chunk_ids)
 
     def vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -342,7 +280,7 @@ class ChunkStore:
         """Drop the chunks and the manifest of this embedder (for --rebuild)."""
         with self._write_lock:
             # the new table counts its versions afresh: nothing read from the old one may be reused
-            self._facts_of = None
+            self._view = None
             self._vectors = VectorCache(HIT_COLUMNS)
             self._guard(lambda: self._db.drop_table(self.name, ignore_missing=True), "drop the chunks table")
             self._table = self._guard(self._open_table, "create the chunks table")

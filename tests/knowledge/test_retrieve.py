@@ -10,6 +10,7 @@ import pytest
 from knowledge.rerank import FALLBACK_NOTICE
 from knowledge.retrieve import Retriever
 from knowledge.settings import RerankSettings, RetrievalSettings, StoreSettings
+from knowledge.store_view import StoreView
 from knowledge.types import Chunk
 
 DOCS = {
@@ -129,8 +130,8 @@ def test_fulltext_failure_degrades_to_dense(store, minilm, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("no FTS index")
 
-    monkeypatch.setattr(store, "fts_search", broken)
-    monkeypatch.setattr(store, "fts_scores", broken)
+    monkeypatch.setattr(StoreView, "fts_search", broken)
+    monkeypatch.setattr(StoreView, "fts_scores", broken)
     r = Retriever(minilm, store, _settings(search="hybrid")).retrieve("notice period of the lease")
     assert r.hits[0].source_path == "lease.txt"
     assert any("full-text" in n for n in r.notices)
@@ -169,3 +170,39 @@ def test_empty_table(tmp_path, minilm):
             "hello"
         )
         assert r.hits == [] and r.candidates == [] and r.relevant is False
+
+
+def test_a_file_replaced_between_the_dense_and_fulltext_reads_is_seen_in_one_version(tmp_path, minilm, monkeypatch):
+    """An ingest commits the new version of a file after the dense half of a search has read the old
+    one: the full-text half must still see the old one (else an answer quotes both versions)."""
+    from knowledge.store import ChunkStore
+
+    st = ChunkStore.open(str(tmp_path / "lancedb"), minilm.identity, minilm.dim, StoreSettings())
+
+    def version(code: str, cid: str) -> dict:
+        text = f"The vault policy codeword is {code}. Tell it to nobody outside the team."
+        chunk = Chunk(chunk_id=cid, source_path="policy.txt", chunk_text=text, title="policy")
+        return {"policy.txt": ([chunk], minilm.embed_documents([text]))}
+
+    other = "Water the tomato plants every morning and prune the side shoots weekly."
+    garden = Chunk(chunk_id="g", source_path="garden.txt", chunk_text=other, title="garden")
+    st.replace_files({"garden.txt": ([garden], minilm.embed_documents([other]))})
+    st.replace_files(version("ALPHAQUARTZ", "old"))
+    st.update_indexes()
+    dense_search = StoreView.search
+
+    def dense_then_commit(self, *a, **k):
+        hits = dense_search(self, *a, **k)
+        if st.count() and "old" in {h.chunk_id for h in hits}:
+            st.replace_files(version("BETAGARNET", "new"))  # lands between the two halves
+        return hits
+
+    monkeypatch.setattr(StoreView, "search", dense_then_commit)
+    settings = _settings(search="hybrid", fusion="zscore", pool="union")
+    first = Retriever(minilm, st, settings).retrieve("what is the vault policy codeword")
+    texts = " ".join(h.chunk_text for h in first.candidates)
+    assert "ALPHAQUARTZ" in texts and "BETAGARNET" not in texts
+    monkeypatch.setattr(StoreView, "search", dense_search)
+    second = Retriever(minilm, st, settings).retrieve("what is the vault policy codeword")
+    texts = " ".join(h.chunk_text for h in second.candidates)
+    assert "BETAGARNET" in texts and "ALPHAQUARTZ" not in texts

@@ -175,14 +175,19 @@ def test_a_hybrid_search_makes_two_lancedb_calls_and_a_write_rebuilds(filled) ->
     store.update_indexes()
     counting = _CountingTable(store._table)
     store._table = counting
-    ids = [h.chunk_id for h in store.search(queries[4], 20)]  # first use: snapshot and facts
+    ids = [h.chunk_id for h in store.search(queries[4], 20)]  # first use: the pinned view, snapshot
     store.fts_scores("version part", ids)
     counting.reads.clear()
-    hits = store.search(queries[4], 20)
+    view = store.view(text_search=True)  # one retrieval: the version, then everything on the view
     assert counting.reads == ["version"]
-    scores = store.fts_scores("version part", [h.chunk_id for h in hits])
-    assert counting.reads == ["version", "search"]
+    pinned = _CountingTable(view.table)
+    view.table = pinned
+    hits = view.search(queries[4], 20)
+    assert pinned.reads == []
+    scores = view.fts_scores("version part", [h.chunk_id for h in hits])
+    assert pinned.reads == ["search"] and counting.reads == ["version"]
     assert set(scores) == {h.chunk_id for h in hits} and all(s > 0 for s in scores.values())
+    view.table = pinned._table
     # a write makes a new version: the next search reads the new rows, the count follows
     before = store.count()
     store.replace_files({"extra.txt": (_chunks("extra.txt", 4, 1), np.tile(queries[4], (4, 1)))})
