@@ -22,14 +22,6 @@ pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture(scope="module")
-def keys():
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in FAKE_KEYS.items():
-            mp.setenv(k, v)
-        yield FAKE_KEYS
-
-
-@pytest.fixture(scope="module")
 def extractive(tmp_path_factory, minilm, keys):
     root = tmp_path_factory.mktemp("inject")
     lib = root / "library"

@@ -25,14 +25,6 @@ DOC = "The boiler service is booked for the fourth of May. The plumber's name is
 
 
 @pytest.fixture(scope="module")
-def keys():
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in FAKE_KEYS.items():
-            mp.setenv(k, v)
-        yield FAKE_KEYS
-
-
-@pytest.fixture(scope="module")
 def server():
     with LLMServer(max_lifetime=600) as s:
         yield s
