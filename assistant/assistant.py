@@ -65,6 +65,7 @@ class Assistant:
         self._warm_lock = threading.Lock()
         self._ingest_lock = threading.Lock()
         self._watcher: FolderWatcher | None = None
+        self._reindexing = ""  # what the automatic re-index is doing, for the status panel
         # an injected store cannot be rebuilt by an ingest child; an injected embedder is checked by identity
         self._injected = {name for name, part in (("embedder", embedder), ("store", store)) if part is not None}
 
@@ -148,7 +149,9 @@ class Assistant:
                 others = sum(store.other_indexes().values()) if chunks == 0 else 0
             except Exception:  # noqa: BLE001 - a status panel must not fail
                 chunks, others = None, 0
-            if others and not warning:
+            if self._reindexing:
+                warning = self._reindexing
+            elif others and not warning:
                 warning = (
                     f"The library was indexed with another embedder or layout ({others} chunks, kept apart); "
                     f"{getattr(emb, 'identity', 'this embedder')} has its own index: use Re-index library "
@@ -194,6 +197,33 @@ class Assistant:
                 return ingestor.ingest(wanted, progress=progress)
             finally:
                 self.library_changed(refresh=False)
+
+    def reindex_previous(self, progress: Callable[[float, str], None] | None = None) -> Any:
+        """Embed the library again when this embedder's index is empty and another embedder's (or
+        layout's) index holds it (`knowledge.reindex`): → (the plan, its IngestReport), None when
+        there was nothing to do or it failed.
+        The status panel says what is happening meanwhile; a failure is logged and said there."""
+        from knowledge.reindex import reindex_plan
+
+        try:
+            plan = reindex_plan(self.parts.store.get())
+        except Exception as exc:  # noqa: BLE001 - the library stays as it is; the user can re-index
+            log.warning("could not check for another embedder's index: %s", exc)
+            return None
+        if plan is None or not plan.paths:
+            return None
+        emb = self.parts.embedder.peek()
+        what = plan.describe(getattr(emb, "identity", "this embedder"))
+        log.info(what)
+        self._reindexing = f"Re-indexing: {what}. Answers cover the files as they finish."
+        try:
+            report = self.ingest(plan.paths, progress)
+        except Exception as exc:  # noqa: BLE001 - said in the status; the other index is untouched
+            log.warning("the automatic re-index failed: %s", exc)
+            self._reindexing = f"The automatic re-index failed ({exc}); use Re-index library."
+            return None
+        self._reindexing = ""
+        return plan, report
 
     def _inline_reason(self) -> str:
         """Why this ingestion cannot run in a child process ("" when it can)."""

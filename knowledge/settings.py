@@ -90,6 +90,9 @@ class IngestSettings(_Strict):
     # process: the app reads documents in a child process (its memory is returned, a parser crash
     # cannot end the app); inline: in the calling process (the CLI `ingest` always runs inline)
     isolation: Literal["process", "inline"] = "process"
+    # when this embedder's index is empty and another embedder's (or layout's) index holds the
+    # library, embed its files again at start-up (the app in the background; `ask`/`chat` first)
+    auto_reindex: bool = True
 
 
 class RerankSettings(_Strict):

@@ -153,6 +153,13 @@ class ChunkStore:
         names = [t for t in self._db.list_tables().tables if t.startswith(prefix) and not t.endswith("__files")]
         return {t: int(self._db.open_table(t).count_rows()) for t in names if t != self.name}
 
+    def documents_of(self, table: str) -> list[DocumentInfo]:
+        """The files manifest of another index of this library (`other_indexes`), read only."""
+        name = f"{table}__files"
+        if name not in self._db.list_tables().tables:
+            return []
+        return sorted(Manifest(self._db, name).all().values(), key=lambda d: d.source_path)
+
     def has_vector_index(self) -> bool:
         return self.view().facts.vector_index
 

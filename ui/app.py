@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -373,6 +374,8 @@ def run_app(cfg: HarkConfig, share: bool, host: str | None, port: int | None) ->
     assistant = Assistant(cfg)
     assistant.warm_up()
     trim_heap()  # the loading's freed heap back to the system
+    if cfg.ingest.auto_reindex:  # after a change of embedder; the status panel says what it does
+        threading.Thread(target=assistant.reindex_previous, name="hark-reindex", daemon=True).start()
     Path(cfg.path(cfg.ui.library_dir)).mkdir(parents=True, exist_ok=True)
     demo = build_app(assistant, cfg, server_folders=plan.auth is None)
     if plan.auth is not None:

@@ -181,6 +181,7 @@ def run_ask(
     """One turn with a fresh session. Exit code 0 when an answer was produced."""
     out = out or sys.stdout
     assistant = assistant or Assistant(cfg)
+    reindex_first(cfg, assistant, sys.stderr)
     session = assistant.new_session()
     r = Renderer(out, sys.stderr, live=False).consume(assistant.respond(session, question))
     if as_json:
@@ -193,6 +194,19 @@ def run_ask(
         Renderer(out, sys.stderr, live=True)._sources(r)
     out.flush()
     return 0 if r.answer is not None else 1
+
+
+def reindex_first(cfg: HarkConfig, assistant: Assistant, err: TextIO) -> None:
+    """After a change of embedder, embed the library again before the first answer (said on stderr)."""
+    if not cfg.ingest.auto_reindex:
+        return
+    from ui.cli_ingest import format_report
+
+    done = assistant.reindex_previous()
+    if done is not None:
+        plan, report = done
+        identity = assistant.status()["embedder"].get("identity", "this embedder")
+        err.write(f"note: {plan.describe(identity)}\n{format_report(report)}\n")
 
 
 # ---- chat ---------------------------------------------------------------------------------------------
@@ -236,6 +250,7 @@ class Chat:
     ) -> None:
         self.cfg, self.out, self.err, self.read = cfg, out, err, read
         self.assistant = assistant or Assistant(cfg)
+        reindex_first(cfg, self.assistant, err)
         self.session = self.assistant.new_session()
         self.voice = voice and self._microphone_ok()
         self.renderer = Renderer(out, err, live=True)

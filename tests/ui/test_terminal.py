@@ -158,3 +158,25 @@ def test_chat_speaks_the_first_sentence_before_the_answer_has_finished(hark_conf
     assert isinstance(seen[-1], Done) and len(seen) == 6  # every event passes through unchanged
     assert len(played) == 2  # two sentences, two clips
     assert played[0][0] == 2 and played[0][1] > 1000  # spoken after 2 of 5 tokens, real audio
+
+
+def test_ask_after_a_change_of_embedder_embeds_the_library_again_first(tmp_path, library, capsys):
+    from knowledge.ingest import Ingestor
+    from knowledge.settings import IngestSettings, StoreSettings
+    from knowledge.store import ChunkStore
+    from tests.knowledge.test_reindex import _Renamed
+
+    uri = str(tmp_path / "lancedb")
+    old = ChunkStore.open(uri, "old-model", library.embedder.dim, StoreSettings())
+    Ingestor(old, _Renamed(library.embedder, "old-model"), IngestSettings()).ingest([library.root])
+    new = ChunkStore.open(uri, library.embedder.identity, library.embedder.dim, StoreSettings())
+    cfg = make_config(tmp_path, store__uri=uri)
+    a = Assistant(cfg, embedder=library.embedder, store=new, classifier=shared_classifier())
+    out = io.StringIO()
+    assert run_ask(cfg, "How much is the pet deposit for a dog?", out=out, assistant=a) == 0
+    assert "300 euros" in out.getvalue()
+    err = capsys.readouterr().err
+    assert "indexed with another embedder" in err and library.embedder.identity in err
+    assert new.count() == old.count() and {d.source_path for d in new.documents()} == {
+        d.source_path for d in old.documents()
+    }
