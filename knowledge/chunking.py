@@ -3,7 +3,9 @@
 Blocks are aggregated in order; a block is split only when it alone exceeds the limit, and then at
 sentence ends (a single sentence longer than the limit is cut by words). A new chunk starts with the
 last whole sentences of the previous one that fit in `overlap_words`, so chunk edges fall between
-sentences. Empty chunks and chunks whose text is
+sentences. A heading opens the chunk it titles: a heading block, or a block's short first sentence
+(a heading the PDF parser ran into its paragraph), never ends a chunk; a chunk that opens with one
+carries no overlap (the heading is the boundary). Empty chunks and chunks whose text is
 just the document title are dropped. Each chunk carries the section heading it starts in, its pages,
 the document's tags, the file hash and the hash of its normalised text (for deduplication).
 """
@@ -20,6 +22,8 @@ from knowledge.sentences import sentence_spans
 from knowledge.types import Chunk
 
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+HEADING_WORDS = 8  # a block's first sentence this short, with more text after it, is taken for its heading
+_MOVED_MAX = 2 * HEADING_WORDS  # trailing headings carried on to the next chunk (a heading and a sub-heading)
 
 
 def normalise_text(text: str) -> str:
@@ -45,6 +49,7 @@ class _Piece:
     section: str
     is_title: bool = False
     continues: bool = False  # a later window of a split block: it starts with its own overlap
+    heads: bool = False  # it opens with a heading (a title block, or a heading run into its paragraph)
 
 
 def _tail(words: list[str], budget: int) -> list[str]:
@@ -59,14 +64,26 @@ def _tail(words: list[str], budget: int) -> list[str]:
     return words[fits[0] :] if fits else []
 
 
+def lead_heading(words: list[str]) -> int:
+    """Words of the block's heading run into its text: a first sentence of at most `HEADING_WORDS`
+    words with more text after it ("Ending the tenancy. The tenant may …"); 0 when there is none."""
+    ends = sentence_spans(words)
+    return ends[0] + 1 if len(ends) > 1 and ends[0] + 1 <= HEADING_WORDS else 0
+
+
 def _windows(words: list[str], limit: int, overlap: int) -> list[list[str]]:
     """A long block as windows of at most `limit` words that end at sentence ends, each starting
-    with the previous window's last sentences (within `overlap` words)."""
+    with the previous window's last sentences (within `overlap` words). The first window keeps the
+    block's heading with the sentence after it, even when that takes it past `limit`."""
     ends = sentence_spans(words)
+    lead = lead_heading(words)
     out: list[list[str]] = []
     start = 0
     while start < len(words):
         inside = [e for e in ends if start <= e < start + limit]
+        if start == 0 and lead and inside == [lead - 1]:  # only the heading fits: take the next sentence too
+            after = [e for e in ends if e >= lead and e < lead + limit]
+            inside = after[:1] or inside
         end = inside[-1] + 1 if inside and inside[-1] + 1 < len(words) else min(len(words), start + limit)
         if not inside and end < len(words):
             end = start + limit  # one sentence longer than the limit: cut by words
@@ -86,12 +103,21 @@ def _pieces(blocks: list[Block], limit: int, overlap: int) -> list[_Piece]:
         words = b.text.split()
         if not words:
             continue
+        title = b.kind == "title"
+        heads = title or bool(lead_heading(words))
         if len(words) <= limit:
-            out.append(_Piece(words, b.page, b.section, b.kind == "title"))
+            out.append(_Piece(words, b.page, b.section, title, heads=heads))
             continue
         for i, w in enumerate(_windows(words, limit, overlap)):
-            out.append(_Piece(w, b.page, b.section, continues=i > 0))
+            out.append(_Piece(w, b.page, b.section, continues=i > 0, heads=heads and i == 0))
     return out
+
+
+def _heading_only(piece: _Piece) -> bool:
+    """A piece that is nothing but a heading: a title block, or a short one-sentence text block."""
+    if piece.is_title:
+        return True
+    return len(piece.words) <= HEADING_WORDS and len(sentence_spans(piece.words)) == 1 and not piece.continues
 
 
 def chunk_blocks(
@@ -99,7 +125,8 @@ def chunk_blocks(
 ) -> list[tuple[str, list[int], str]]:
     """(text, pages, section) per chunk. Pure function of the blocks and the two sizes.
 
-    A heading never ends a chunk: trailing headings move to the next chunk with the text they head.
+    A heading never ends a chunk: trailing headings move to the next chunk with the text they head
+    (which may then pass `chunk_words` by the heading's words).
     """
     overlap = min(overlap_words, chunk_words // 2)
     chunks: list[tuple[str, list[int], str]] = []
@@ -119,20 +146,23 @@ def chunk_blocks(
         cur = []
 
     for piece in _pieces(blocks, chunk_words, overlap):
-        if cur and size() + len(piece.words) > chunk_words:
+        headings_only = bool(cur) and all(_heading_only(p) for p in cur)
+        if cur and not headings_only and size() + len(piece.words) > chunk_words:
             moved: list[_Piece] = []
-            while len(cur) > 1 and cur[-1].is_title:
+            while (
+                len(cur) > 1
+                and _heading_only(cur[-1])
+                and sum(len(p.words) for p in moved) + len(cur[-1].words) <= _MOVED_MAX
+            ):
                 moved.insert(0, cur.pop())
             emit()
             cur = moved
-            if piece.continues and cur == []:
-                carry = []  # the window repeats the previous one's last sentences itself
+            headings_only = bool(cur)
+        if headings_only or (not cur and (piece.continues or piece.heads)):
+            carry = []  # a heading is the boundary; a later window repeats its own overlap
         if size() + len(piece.words) > chunk_words:  # the overlap gives way to new text
             keep = max(0, chunk_words - len(piece.words) - sum(len(p.words) for p in cur))
             carry = _tail(carry, keep)
-        if cur and size() + len(piece.words) > chunk_words:
-            emit()
-            carry = []
         cur.append(piece)
     if cur:
         emit()

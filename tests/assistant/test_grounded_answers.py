@@ -115,6 +115,8 @@ def _whole_and_distinct(answer: str, sources: list[str]) -> None:
     assert len({s.lower() for s in sents}) == len(sents), f"a sentence twice: {answer}"
     # ¶ marks a paragraph break; `tidy` is what the answerer does to every answer's spacing
     flat = [tidy(" ".join(re.sub(r"\n\s*\n", " ¶ ", s).split())) for s in sources]
+    # a sentence a page or column break cut is quoted joined again (its second part in lower case)
+    flat += [re.sub(r" ¶ (?=[\"'“‘(\[]?[a-zà-ÿ])", " ", f) for f in flat]
     for s in sents:
         body = s[:-1] if s[-1:] in ".!?" else s
         hits = [src for src in flat if body in src]

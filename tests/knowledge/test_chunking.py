@@ -126,3 +126,23 @@ def test_a_sentence_longer_than_the_limit_is_still_cut_by_words() -> None:
     chunks = chunk_blocks([Block(long_sentence)], chunk_words=60, overlap_words=10)
     assert all(len(_words(t)) <= 60 for t, _, _ in chunks)
     assert sum(t.count("word") for t, _, _ in chunks) >= 150
+
+
+def test_a_heading_run_into_its_paragraph_opens_the_chunk_it_titles() -> None:
+    # a PDF parser often gives a heading and its paragraph as one block ("Ending the tenancy. The …")
+    blocks = [
+        Block("Bins are collected every Tuesday morning from the yard."),
+        Block("Ending the tenancy. The tenant may end this tenancy with a written notice period of two "
+              "months, sent by post to the landlord. Keys are returned to the letting office on the last day."),
+        Block("Parking"),
+        Block("Residents park in bays 4 to 9 with a permit from the council, shown behind the windscreen."),
+    ]
+    chunks = [t for t, _, _ in chunk_blocks(blocks, chunk_words=20, overlap_words=8)]
+    for text in chunks:
+        first = split_sentences(text)[0]
+        assert not text.endswith(("Ending the tenancy.", "Parking")), text  # a heading never ends a chunk
+        if "Ending the tenancy." in text:
+            assert first == "Ending the tenancy." and "written notice" in text
+        if "Parking" in text:
+            assert text.startswith("Parking\n\nResidents park")  # no overlap before a heading
+    assert sum("Ending the tenancy." in t for t in chunks) == 1 and sum("Parking" in t for t in chunks) == 1

@@ -62,12 +62,13 @@ def test_a_pdf_chunk_is_found_on_its_page_and_the_highlight_covers_exactly_its_l
     assert "written notice" in loc.text[loc.char_start : loc.char_end]
     assert loc.boxes
     assert notice.chunk_text.endswith("to the landlord.")  # chunks end at a sentence end
+    assert notice.chunk_text.startswith("Ending the tenancy.")  # the heading opens the chunk it titles
     # every character of the passage lies inside a highlight rectangle …
-    for phrase in (PAGE2[1], PAGE2[2]):
+    for phrase in (PAGE2[0], PAGE2[1], PAGE2[2]):
         for box in _char_boxes(pdf, 2, phrase):
             assert any(_inside(box, h) for h in loc.boxes), (phrase, box)
     # … and none of the text of the next chunk on the same page does
-    for phrase in ("Ending the tenancy.", PAGE2[3]):  # the chunks before and after it
+    for phrase in (PAGE2[3],):  # the next chunk
         for box in _char_boxes(pdf, 2, phrase):
             assert not any(_inside(box, h) for h in loc.boxes), (phrase, box)
 
