@@ -2,7 +2,8 @@
 
 `split_sentences` cuts after `.`, `!`, `?` (optionally followed by a closing quote or bracket) when
 whitespace and an upper-case letter, a digit or an opening quote follow; at blank lines; and before
-list items. Abbreviated numbers ("2.5%") and lower-case continuations ("e.g. this") stay together.
+list items. Abbreviated numbers ("2.5%"), lower-case continuations ("e.g. this"), initials and titles
+("Joseph M. Scriven", "the U.S. TV show", "Dr. Watson") stay together.
 `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an older
 index, sentences broken by a page break); `sentence_spans` lets the chunker end chunks at sentences.
 """
@@ -15,14 +16,33 @@ _SENT_SPLIT = re.compile(
     r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9ÄÖÜÀ-ÝĀ-Ž])|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
-_STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ]")
+_STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
 _MIN_BROKEN = 6  # words before a page break for a sentence to continue after it (a heading is shorter)
 
 
+# a final dot that ends no sentence: an initial ("Joseph M. Scriven", "the U.S. TV show"), a title
+_ABBREV_END = re.compile(
+    r"(?:(?<![^\W\d_])[A-Z]|\b(?:Mrs?|Ms|Dr|St|Mt|Prof|Rev|Gen|Col|Lt|Capt|Sgt|No|Nr|vs|Fig|ca))\.$"
+)
+
+
 def split_sentences(text: str) -> list[str]:
-    parts = (p.strip() for p in _SENT_SPLIT.split(text))
-    return [p for p in parts if len(p) >= 3]
+    parts: list[str] = []
+    pos = 0
+    for m in _SENT_SPLIT.finditer(text):
+        piece, pos = text[pos : m.start()], m.end()
+        if parts and "\n" not in parts[-1][1] and _ABBREV_END.search(parts[-1][0].rstrip()):
+            parts[-1] = (parts[-1][0] + parts[-1][1] + piece, m.group())
+        else:
+            parts.append((piece, m.group()))
+    tail = text[pos:]
+    if parts and "\n" not in parts[-1][1] and _ABBREV_END.search(parts[-1][0].rstrip()):
+        parts[-1] = (parts[-1][0] + parts[-1][1] + tail, "")
+    else:
+        parts.append((tail, ""))
+    stripped = (p.strip() for p, _ in parts)
+    return [p for p in stripped if len(p) >= 3]
 
 
 def ends_sentence(text: str) -> bool:
@@ -35,16 +55,16 @@ def starts_lower(text: str) -> bool:
 
 def whole_sentences(text: str) -> list[str]:
     """The whole sentences of a chunk: a sentence broken by a blank line (a page or column break
-    in a PDF) is joined again; a piece the chunk's edges cut (its first piece starting in lower
-    case, its last one stopping mid-way) is left out."""
+    in a PDF) is joined again; a piece whose start is missing (starting in lower case with nothing
+    to join: the chunk's first piece, or one after a heading or a figure) and a last piece stopping
+    mid-way (the chunk's edge) are left out."""
     out: list[str] = []
     for piece in split_sentences(text):
         if out and starts_lower(piece) and not ends_sentence(out[-1]) and len(out[-1].split()) >= _MIN_BROKEN:
             out[-1] = out[-1] + " " + piece
-        else:
+        elif not starts_lower(piece):
             out.append(piece)
-    if out and starts_lower(out[0]):
-        out.pop(0)
+        # else: the rest of a sentence whose start is not here (after a heading, a figure, the edge)
     if out and _cut_at_end(out[-1]):
         out.pop()
     return out
@@ -57,7 +77,9 @@ def _cut_at_end(piece: str) -> bool:
 
 def sentence_spans(words: list[str]) -> list[int]:
     """Word indices after which a sentence ends (the last index always counts)."""
-    ends = [i for i, w in enumerate(words) if ends_sentence(w) and _next_starts(words, i)]
+    ends = [
+        i for i, w in enumerate(words) if ends_sentence(w) and not _ABBREV_END.search(w) and _next_starts(words, i)
+    ]
     if not ends or ends[-1] != len(words) - 1:
         ends.append(len(words) - 1)
     return ends

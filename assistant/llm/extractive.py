@@ -5,7 +5,8 @@ piece cut by a chunk edge is left out, a sentence broken by a page break is join
 (chunk overlap repeats text), and scores each one against the question: IDF-weighted overlap of
 content words (light stemming, English and German stop words), plus the cosine to the question of
 an optional embedding function — one batch per answer, for the best `embed_candidates` sentences by
-overlap — plus a small prior for the better-ranked chunk, and for a question asking how many, how
+overlap — plus a prior for the better-ranked chunk (`rank_prior / block`: retrieval judged the whole
+chunk, a better signal than one sentence's words; chosen on the dev sets' fit half), and for a question asking how many, how
 long or when, a lower score for a sentence that holds no number. The answer opens with the best sentence;
 at most one more follows for a factual question (two otherwise), only from the same document and
 only when it scores close to the best. Each sentence is cited `[n]` with the number of its context
@@ -69,11 +70,21 @@ _NUMBER = re.compile(
     r"hundert|tausend|millionen?)\b",
     re.IGNORECASE,
 )
+MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 
 
+def raw_content_words(text: str) -> list[str]:
+    """The words of `text` that are not stop words, lower-cased, unstemmed."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and w != "_"]
+
+
 def content_words(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and w != "_"]
+    return [_stem(w) for w in raw_content_words(text)]
+
+
+def stem(word: str) -> str:
+    return _stem(word)
 
 
 def is_factual(question: str) -> bool:
@@ -109,9 +120,9 @@ class ExtractiveAnswerer:
         max_hits: int = 3,
         embed: EmbedFn | None = None,
         embed_weight: float = 1.0,
-        rank_prior: float = 0.3,
+        rank_prior: float = 1.5,
         max_chars: int = 450,
-        min_relative: float = 0.75,
+        min_relative: float = 0.6,
         embed_candidates: int = 16,
     ) -> None:
         self.max_sentences = max_sentences
@@ -135,6 +146,8 @@ class ExtractiveAnswerer:
                 if key and _heading(sent):
                     under = sent
                 if not key or key in headings or _heading(sent):  # a title or heading is no answer
+                    continue
+                if len(sent.split()) < MIN_WORDS:  # a label or a caption ("Vale of Glamorgan."), not a sentence
                     continue
                 if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue

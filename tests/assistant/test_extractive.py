@@ -8,6 +8,7 @@ import random
 
 from assistant.events import NOT_KNOWN
 from assistant.llm.extractive import ExtractiveAnswerer, split_sentences
+from knowledge.sentences import sentence_spans
 from knowledge.types import Hit
 from tests.assistant.llm_fixtures import lease_hits
 from tests.conftest import EVAL_DATA
@@ -34,6 +35,19 @@ def test_no_shared_word_means_not_known_without_embeddings():
 def test_sentence_splitting_keeps_abbreviated_numbers_together():
     sents = split_sentences("Rent is 900 EUR. It rises 2.5% a year.\n\n- Pets allowed\n- No smoking")
     assert sents == ["Rent is 900 EUR.", "It rises 2.5% a year.", "- Pets allowed", "- No smoking"]
+
+
+def test_initials_and_titles_do_not_end_a_sentence():
+    text = ('"What a Friend We Have in Jesus" is a hymn written by Joseph M. Scriven as a poem in 1855. '
+            "It is the opening theme to the U.S. TV show Cops. Ask Dr. Watson. He knows.")
+    assert split_sentences(text) == [
+        '"What a Friend We Have in Jesus" is a hymn written by Joseph M. Scriven as a poem in 1855.',
+        "It is the opening theme to the U.S. TV show Cops.",
+        "Ask Dr. Watson.",
+        "He knows.",
+    ]
+    words = "Written by Joseph M. Scriven in 1855. It was sung.".split()
+    assert sentence_spans(words) == [6, 9]  # chunk edges never fall after an initial
 
 
 def test_embedding_finds_a_paraphrase_lexical_overlap_misses(minilm):
