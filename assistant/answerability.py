@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.llm.extractive import ScoredSentence, content_words
+from assistant.llm.extractive import ScoredSentence, content_words, raw_content_words, stem
 from knowledge.types import Hit
 
 MODEL_FILE = Path(__file__).resolve().parent / "answerability.json"
@@ -46,6 +46,7 @@ FEATURES = (
     "q_words",
 )
 LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap"))
+LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6
 
@@ -96,11 +97,20 @@ def features(
         top_dense = max(pool, key=lambda h: -1e9 if h.dense_score is None else h.dense_score)
         top_bm25 = pool[max(range(len(pool)), key=lambda i: bm25[i])]
         agree = float(top_dense.chunk_id == top_bm25.chunk_id)
-    q = set(content_words(question))
-    bags = [set(content_words(h.chunk_text)) for h in list(hits)[:top_chunks]]
+    q_list = content_words(question)
+    q = set(q_list)
+    seqs = [content_words(h.chunk_text) for h in list(hits)[:top_chunks]]
+    bags = [set(seq) for seq in seqs]
     cover_chunk = max((len(q & b) / len(q) for b in bags), default=0.0) if q else 0.0
     union = set().union(*bags) if bags else set()
     unseen = len(q - union) / len(q) if q else 1.0
+    long = {stem(w) for w in raw_content_words(question) if len(w) >= LONG_WORD}
+    cover_long = max((len(long & b) / len(long) for b in bags), default=0.0) if long else cover_chunk
+    q_pairs = set(zip(q_list, q_list[1:], strict=False))
+    pairs = [set(zip(seq, seq[1:], strict=False)) for seq in seqs]
+    cover_pairs = max((len(q_pairs & b) / len(q_pairs) for b in pairs), default=0.0) if q_pairs else cover_chunk
+    by_dense = [h.chunk_id for h in sorted(pool, key=lambda h: -(h.dense_score or -1e9))[:5]]
+    by_bm25 = [pool[i].chunk_id for i in sorted(range(len(pool)), key=lambda i: -bm25[i])[:5] if bm25[i] > 0]
     sims = [s.similarity for s in ranked if s.similarity is not None]
     return {
         "dense_top": float(dense_top),
@@ -111,6 +121,9 @@ def features(
         "cover_chunk": float(cover_chunk),
         "cover_sentence": float(max((s.coverage for s in ranked), default=0.0)),
         "unseen": float(unseen),
+        "cover_long": float(cover_long),
+        "cover_pairs": float(cover_pairs),
+        "agree5": len(set(by_dense) & set(by_bm25)) / 5.0,
         **({"sentence_sim": float(max(sims))} if sims else {}),
         "q_words": math.log1p(len(q)),
     }

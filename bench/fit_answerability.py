@@ -68,6 +68,19 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str]) -> tuple[dict[s
     return data, identity
 
 
+def _config_key() -> str:
+    """The feature cache (every feature `assistant.answerability.features` records) is valid for one
+    retrieval, ingest and embedder configuration."""
+    import hashlib
+
+    from assistant.config import load_config
+
+    cfg = load_config(None)
+    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump()],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50) -> tuple[np.ndarray, float]:
     """L2-regularised logistic regression by Newton's method (standardised inputs)."""
     n, d = x.shape
@@ -131,7 +144,7 @@ def main() -> None:
     work = Path(args.work) if args.work else cache_dir() / "eval"
     work.mkdir(parents=True, exist_ok=True)
     skip = {s for s in args.skip.split(",") if s}
-    data, identity = collect(args.limit, work, work / "answerability-features.json", skip)
+    data, identity = collect(args.limit, work, work / f"answerability-features-{_config_key()}.json", skip)
     answerable, out = pairings(skip)
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     # each pairing weighs the same: rows of small pairings are repeated
