@@ -9,9 +9,14 @@ A small logistic model over a handful of features of what the turn already has (
 - `agree`: 1 when the dense and the full-text searches put the same chunk first;
 - `cover_chunk`, `cover_sentence`: the share of the question's content words that the best of the
   top chunks / the best sentence holds; `unseen`: the share found in none of the top chunks;
-- `q_words`: log(1 + number of content words of the question).
+- `q_words`: log(1 + number of content words of the question);
+- `cover_long`: the share of the question's long words (≥ 7 letters: names, terms, compounds, what
+  the question is about) that the best of the top chunks holds;
+- `cover_pairs`: the same for the question's adjacent content-word pairs; `agree5`: the share of the
+  dense top 5 that is in the full-text top 5.
 
-Also recorded, not in the fitted model: `sentence_sim`, the best sentence's embedding cosine (when the
+`FEATURES` are fitted; the full-text scores, `cover_sentence`, `cover_pairs` and `agree5` are
+recorded but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
 extractive answer embeds sentences, `llm.extractive_embedding`), and the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
@@ -34,18 +39,19 @@ from assistant.llm.extractive import ScoredSentence, content_words, raw_content_
 from knowledge.types import Hit
 
 MODEL_FILE = Path(__file__).resolve().parent / "answerability.json"
+# the fitted inputs, chosen on the fit half by `bench/fit_answerability.py --select` (greedy: add or drop
+# one feature while the out-of-scope not-known rate rises); the others are recorded in the trace only
 FEATURES = (
     "dense_top",
     "dense_gap",
-    "bm25_top",
-    "bm25_gap",
     "agree",
     "cover_chunk",
-    "cover_sentence",
     "unseen",
     "q_words",
+    "cover_long",
 )
-LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap"))
+RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5")
+LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap")) + ("bm25_top", "bm25_gap")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6

@@ -8,7 +8,7 @@ largest that keeps the false not-known rate ≤ 4 % on every answerable pairing 
 ≤ 5 % target with a margin);
 the table reports each pairing on the other half.
 
-    nice -n 10 python -m bench.fit_answerability [--limit 100] [--skip SET,...] [--write]
+    nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.answerability import FEATURES, LEXICAL, MODEL_FILE, Logistic
+from assistant.answerability import FEATURES, LEXICAL, MODEL_FILE, RECORDED, Logistic
 from bench.common import EVAL
 
 ANSWERABLE = [("xquad_en", "xquad_en"), ("xquad_de", "xquad_de"), ("nq_oracle", "nq_oracle"),
@@ -117,6 +117,36 @@ def model_for(
     return Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, round(threshold, 4))
 
 
+def not_known_rates(m: Logistic, data: dict[str, list[dict]], keys: list[str]) -> list[float]:
+    return [float(np.mean([m.probability(r["x"]) < m.threshold for r in data[k]])) if data[k] else 0.0 for k in keys]
+
+
+def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk: float) -> tuple[str, ...]:
+    """Greedy feature choice on the fit half: from the current list, add or drop the one feature that
+    most raises (worst + mean) out-of-scope not-known rate at the threshold rule; stop when none
+    raises it by 0.002."""
+    answerable, out = pairings(skip)
+    rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{limit}"]]
+    groups = [data[f"{qs}->{lib}:fit:{limit}"] for qs, lib in answerable]
+    oos = [f"{qs}->{lib}:fit:{limit}" for qs, lib in out]
+
+    def score(feats: tuple[str, ...]) -> float:
+        rates = not_known_rates(model_for("m", feats, rows, groups, max_false_nk), data, oos)
+        return (min(rates) + sum(rates) / len(rates)) / 2
+
+    cur = FEATURES
+    best = score(cur)
+    print(f"select: start {best:.4f} {list(cur)}")
+    while True:
+        moves = [cur + (f,) for f in FEATURES + RECORDED if f not in cur]
+        moves += [tuple(g for g in cur if g != f) for f in cur if len(cur) > 1]
+        top = max(moves, key=score)
+        if score(top) <= best + 0.002:
+            return cur
+        cur, best = top, score(top)
+        print(f"select: {best:.4f} {list(cur)}")
+
+
 def report(models: dict[str, Logistic], data: dict[str, list[dict]], limit: int, skip: set[str]) -> None:
     answerable, out = pairings(skip)
     print("| questions → library | kind | n | " + " | ".join(f"not known ({k})" for k in models) + " |")
@@ -137,6 +167,7 @@ def main() -> None:
     ap.add_argument("--max-false-not-known", type=float, default=0.04)
     ap.add_argument("--write", action="store_true", help=f"write {MODEL_FILE.name}")
     ap.add_argument("--work", default=None, help="index cache (default <cache>/hark/eval)")
+    ap.add_argument("--select", action="store_true", help="print the greedy feature choice on the fit half")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
     from models.weights import cache_dir
@@ -149,6 +180,8 @@ def main() -> None:
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     # each pairing weighs the same: rows of small pairings are repeated
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
+    if args.select:
+        select(data, args.limit, skip, args.max_false_not_known)
     models = {identity: model_for(identity, FEATURES, fit_rows, groups, args.max_false_not_known),
               "lexical": model_for("lexical", LEXICAL, fit_rows, groups, args.max_false_not_known)}
     for name, m in models.items():
