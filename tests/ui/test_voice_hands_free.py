@@ -1,5 +1,6 @@
-"""Hands-free in a real browser: three questions in a row from one open microphone (a WAV file with
-the questions 7 s apart), each ended by the silence after it, none from the silences between."""
+"""Hands-free in a real browser: five questions in a row from one open microphone (a WAV file with
+the questions 6 s apart), each ended by the silence after it, none from the silences between; and
+barge-in: the user speaks while Hark is speaking its answer, and the playback stops."""
 
 from __future__ import annotations
 
@@ -8,51 +9,129 @@ import subprocess
 import pytest
 
 from tests.ui.conftest import chromium, speak_to_wav
-from tests.ui.test_voice_browser import _users
+from tests.ui.test_voice_browser import TIMEOUT, _users
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+FIVE = [
+    ("what is the notice period in my rental agreement", ("notice", "rental")),
+    ("how much is the rent", ("rent",)),
+    ("what is the security deposit", ("deposit",)),
+    ("how often should the chain be lubricated", ("lubricated",)),
+    ("when are tomatoes planted out", ("tomato",)),
+]
 
-@pytest.fixture(scope="module")
-def three_questions(tmp_path_factory):
-    """Three questions 7 s apart in one file: the microphone stays open between them."""
-    folder = tmp_path_factory.mktemp("hands_free")
-    parts = []
-    for i, text in enumerate(
-        ["what is the notice period in my rental agreement", "how much is the rent", "who is the landlord"]
-    ):
-        parts.append(speak_to_wav(text, folder / f"q{i}.wav"))
-    gap = folder / "gap.wav"
-    subprocess.run(["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", str(gap), "trim", "0", "7"], check=True)
-    out = folder / "three.wav"
-    subprocess.run(["sox", str(parts[0]), str(gap), str(parts[1]), str(gap), str(parts[2]), str(out)], check=True)
+
+def _silence(path, seconds: float):
+    subprocess.run(
+        ["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", str(path), "trim", "0", str(seconds)], check=True
+    )
+    return path
+
+
+def _join(out, parts):
+    subprocess.run(["sox", *map(str, parts), str(out)], check=True)
     return out
 
 
-def test_hands_free_turns_one_after_another(three_questions, hark_app):
+@pytest.fixture(scope="module")
+def five_questions(tmp_path_factory):
+    """Five questions 6 s apart in one file: the microphone stays open between them."""
+    folder = tmp_path_factory.mktemp("hands_free")
+    gap = _silence(folder / "gap.wav", 6)
+    parts = []
+    for i, (text, _) in enumerate(FIVE):
+        parts += [speak_to_wav(text, folder / f"q{i}.wav"), gap]
+    return _join(folder / "five.wav", parts[:-1])
+
+
+def _hands_free_page(browser, url, speak: bool):
+    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    page = ctx.new_page()
+    page.goto(url)
+    page.locator("#question textarea").wait_for()
+    page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
+    page.get_by_role("tab", name="Settings").click()
+    if speak:
+        page.locator("#speak input").check()
+        page.wait_for_timeout(500)  # the setting reaches the session before the microphone opens
+    page.locator("#hands-free input").check()  # the microphone opens now: the file starts
+    page.get_by_role("tab", name="Chat").click()
+    return ctx, page
+
+
+def test_hands_free_turns_one_after_another(five_questions, hark_app):
     with chromium(
         "--use-fake-ui-for-media-stream",
         "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={three_questions}%noloop",
+        f"--use-file-for-fake-audio-capture={five_questions}%noloop",
+    ) as browser:
+        ctx, page = _hands_free_page(browser, hark_app.url, speak=False)
+        try:
+            users = _users(page, 5)
+        except Exception:
+            log = page.evaluate("window.harkVoiceLog")
+            shown = page.locator("#chat").inner_text()
+            raise AssertionError(f"voice log {log}; chat {shown!r}") from None
+        assert len(users) == 5, users  # no turn from the silences between
+        for heard, (_, keys) in zip(users, FIVE, strict=True):
+            assert all(k in heard for k in keys), users
+        kinds = [e["kind"] for e in page.evaluate("window.harkVoiceLog")]
+        assert kinds.count("turn") == 5 and kinds.count("mic-open") == 1, kinds  # one open microphone
+        ctx.close()
+
+
+@pytest.fixture(scope="module")
+def interruption(tmp_path_factory):
+    """What the user says over Hark's answer (0.3 s of quiet first, then speech)."""
+    return speak_to_wav(
+        "stop, how much is the deposit for the flat", tmp_path_factory.mktemp("barge_in") / "b.wav"
+    )
+
+
+def test_speaking_over_the_answer_stops_it(interruption, hark_app):
+    """A typed question is answered aloud; while Hark speaks, hands-free goes on and the microphone
+    (the file plays from the moment it opens) hears the user: the playback stops and the next turn
+    is what the user said; the interrupted answer is marked cut off."""
+    with chromium(
+        "--autoplay-policy=no-user-gesture-required",
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={interruption}%noloop",
     ) as browser:
         ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
         page = ctx.new_page()
         page.goto(hark_app.url)
         page.locator("#question textarea").wait_for()
-        page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
+        page.wait_for_function(
+            "() => document.querySelector('#voice-token textarea, #voice-token input')?.value"
+        )
         page.get_by_role("tab", name="Settings").click()
-        page.locator("#hands-free input").check()  # the microphone opens now: the file starts
+        page.locator("#speak input").check()
         page.get_by_role("tab", name="Chat").click()
-        try:
-            users = _users(page, 3)
-        except Exception:
-            log = page.evaluate("window.harkVoiceLog")
-            shown = page.locator("#chat").inner_text()
-            raise AssertionError(f"voice log {log}; chat {shown!r}") from None
-        assert "notice" in users[0] and "rental" in users[0], users
-        assert "rent" in users[1], users
-        assert "landlord" in users[2], users
-        assert len(users) == 3  # no turn from the silences between
-        kinds = [e["kind"] for e in page.evaluate("window.harkVoiceLog")]
-        assert kinds.count("turn") == 3 and kinds.count("mic-open") == 1, kinds  # one open microphone
+        page.wait_for_timeout(500)  # the setting reaches the session
+        box = page.locator("#question textarea")
+        box.fill("What notice period must the tenant give, and how is the rent paid?")
+        box.press("Enter")
+        page.wait_for_function("() => harkVoiceLog.some(e => e.kind === 'playing')", timeout=TIMEOUT)
+        page.get_by_role("tab", name="Settings").click()
+        page.locator("#hands-free input").check()  # the microphone opens: the user starts talking
+        page.wait_for_function("() => harkVoiceLog.some(e => e.kind === 'cut')", timeout=TIMEOUT)
+        page.get_by_role("tab", name="Chat").click()
+        users = _users(page, 2)
+        log = page.evaluate("window.harkVoiceLog")
+        t = {e["kind"]: e["t"] for e in reversed(log)}  # the first time of each kind
+        kinds = [e["kind"] for e in log]
+        assert (
+            kinds.index("playing") < kinds.index("mic-open") < kinds.index("barge-in") < kinds.index("cut")
+        ), log
+        assert kinds[kinds.index("cut") - 1 :].count("pause") >= 1, log  # the page paused the answer
+        speech = t["mic-open"] + 300  # the file's speech starts 0.3 s in
+        assert t["cut"] - speech < 3000, f"playback stopped {t['cut'] - speech:.0f} ms after the user spoke"
+        assert "flat" in users[1] and "stop" in users[1], users
+        page.wait_for_function(
+            """() => [...document.querySelectorAll("#chat [data-testid='bot']")]
+                     .some(b => b.innerText.includes('cut off'))""",
+            timeout=TIMEOUT,
+        )
         ctx.close()
