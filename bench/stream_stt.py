@@ -55,7 +55,9 @@ def clips() -> list[tuple[str, np.ndarray, str]]:
     return out
 
 
-def stream(tr: Transcriber, tail: Transcriber | None, settings: StreamingSettings, samples: np.ndarray, hold: float):
+def stream(
+    tr: Transcriber, tail: Transcriber | None, settings: StreamingSettings, samples: np.ndarray, hold: float
+):
     st = StreamingTranscriber(tr, settings, tail=tail)
     step = int(CHUNK * 16000)
     audio = np.concatenate([samples, np.zeros(int(hold * 16000), np.float32)])
@@ -73,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tail-model", default=None)
     ap.add_argument("--hold", type=float, default=0.3, help="quiet seconds between the last word and release")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument(
+        "--prefix",
+        action="store_true",
+        help="also stream with prefix_at_release (the committed words forced)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
 
@@ -83,11 +90,28 @@ def main(argv: list[str] | None = None) -> int:
         tail = Transcriber(SpeechSettings(model=args.tail_model))
         tail.warm_up()
     settings = StreamingSettings(tail_model=args.tail_model)
+    prefixed = settings.model_copy(update={"prefix_at_release": True}) if args.prefix else None
     data = clips()
     rows: dict[str, dict[str, list]] = {}
     for _ in range(args.rounds):
         for name, samples, ref in data:
-            r = rows.setdefault(name, {"ref": ref, "stream": [], "full": [], "st_ms": [], "full_ms": [], "mode": []})
+            r = rows.setdefault(
+                name,
+                {
+                    "ref": ref,
+                    "stream": [],
+                    "full": [],
+                    "st_ms": [],
+                    "full_ms": [],
+                    "mode": [],
+                    "prefix": [],
+                    "px_ms": [],
+                },
+            )
+            if prefixed is not None:
+                res = stream(tr, tail, prefixed, samples, args.hold)
+                r["prefix"].append(res.text)
+                r["px_ms"].append(res.seconds * 1000)
             res = stream(tr, tail, settings, samples, args.hold)
             r["stream"].append(res.text)
             r["st_ms"].append(res.seconds * 1000)
@@ -124,15 +148,33 @@ def main(argv: list[str] | None = None) -> int:
         "wer_full_clip_librivox": round(corpus_wer("full", libri), 2),
         "wer_streaming_espeak": round(corpus_wer("stream", espeak), 2),
         "wer_full_clip_espeak": round(corpus_wer("full", espeak), 2),
-        "final_pass_counts": {m: sum(r["mode"].count(m) for r in rows.values()) for m in ("none", "tail", "full")},
+        "final_pass_counts": {
+            m: sum(r["mode"].count(m) for r in rows.values()) for m in ("none", "tail", "full")
+        },
     }
+    if prefixed is not None:
+        px_ms = [x for r in rows.values() for x in r["px_ms"]]
+        summary["release_to_transcript_ms_p50_prefix"] = round(statistics.median(px_ms))
+        summary["wer_prefix_librivox"] = round(corpus_wer("prefix", libri), 2)
+        summary["wer_prefix_espeak"] = round(corpus_wer("prefix", espeak), 2)
+        for name, r in rows.items():
+            print(f"{name:6} prefix {statistics.median(r['px_ms']):6.0f} ms  {r['prefix'][-1]}")
     print()
-    print(f"release → transcript p50: streaming {summary['release_to_transcript_ms_p50_streaming']} ms, "
-          f"whole clip {summary['release_to_transcript_ms_p50_whole_clip']} ms")
-    print(f"WER LibriVox: streaming {summary['wer_streaming_librivox']:.2f}, whole clip "
-          f"{summary['wer_full_clip_librivox']:.2f}; espeak questions: streaming "
-          f"{summary['wer_streaming_espeak']:.2f}, whole clip {summary['wer_full_clip_espeak']:.2f}")
+    print(
+        f"release → transcript p50: streaming {summary['release_to_transcript_ms_p50_streaming']} ms, "
+        f"whole clip {summary['release_to_transcript_ms_p50_whole_clip']} ms"
+    )
+    print(
+        f"WER LibriVox: streaming {summary['wer_streaming_librivox']:.2f}, whole clip "
+        f"{summary['wer_full_clip_librivox']:.2f}; espeak questions: streaming "
+        f"{summary['wer_streaming_espeak']:.2f}, whole clip {summary['wer_full_clip_espeak']:.2f}"
+    )
     print(f"final pass at release: {summary['final_pass_counts']}")
+    if prefixed is not None:
+        print(
+            f"with the committed words forced at release: {summary['release_to_transcript_ms_p50_prefix']} ms p50, "
+            f"WER LibriVox {summary['wer_prefix_librivox']:.2f}, espeak {summary['wer_prefix_espeak']:.2f}"
+        )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0

@@ -56,6 +56,7 @@ class StreamingSettings(_Strict):
     pause_ms: float = Field(250.0, ge=0)  # a pause this long starts a pass (usually the last one)
     cover_margin_ms: float = Field(150.0, ge=0)  # the last pass must reach this far past the speech
     tail_model: str | None = None  # a second model for the pass at release (e.g. tiny.en); None: the same
+    prefix_at_release: bool = False  # the pass at release decodes only after the committed words
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
     end_of_turn_ms: float = Field(600.0, ge=100)  # hands-free: silence that ends the user's turn
@@ -123,4 +124,3 @@ class IntentSettings(_Strict):
     train_threads: int = Field(2, ge=1)
     data_dir: str = "data/intent"  # generated train.csv / test.csv
     external_file: str = "models/intent_external.csv"
-

@@ -88,6 +88,12 @@ def agreed_prefix(a: str, b: str) -> int:
     return n
 
 
+def mid_sentence(text: str) -> str:
+    """A committed prefix without the stop the pass put after its last word: forced as the
+    decoder's prefix, "… made still?" ends the transcript there."""
+    return text.rstrip(" .?!…,;:-")
+
+
 def leading_words(text: str, n: int) -> str:
     """The first `n` words of `text` as written (punctuation kept)."""
     if n <= 0:
@@ -238,10 +244,12 @@ class StreamingTranscriber:
         self._last, self._last_end = result, end
         self._passes += 1
         if previous is not None:
-            n = agreed_prefix(previous, result.text)
+            # the shorter pass's last word may be cut off by the end of its buffer ("ill" of
+            # "ill-disposed" agrees with "ill."): it is never committed
+            n = min(agreed_prefix(previous, result.text), len(words(previous)) - 1)
             if n > self._committed_n and agreed_prefix(self._committed, result.text) >= self._committed_n:
                 self._committed_n = n
-                self._committed = leading_words(result.text, n)
+                self._committed = mid_sentence(leading_words(result.text, n))
         self._cond.notify_all()
 
     # ---- the end of the utterance -------------------------------------------------------------
@@ -265,20 +273,27 @@ class StreamingTranscriber:
             error = self._error
         duration = len(audio) / RATE
         if not len(audio):
-            raise SpeechInputError("I didn't catch that — the recording is empty.", "Hold the button and speak.")
+            raise SpeechInputError(
+                "I didn't catch that — the recording is empty.", "Hold the button and speak."
+            )
         if not self.vad.heard:
             raise SpeechInputError(
                 "I didn't catch that — I couldn't hear any words.", "Speak a little closer to the microphone."
             )
         speech_end = self._speech_end()
-        if error is None and last is not None and last.text and last_end >= min(speech_end + margin, len(audio)):
+        if (
+            error is None
+            and last is not None
+            and last.text
+            and last_end >= min(speech_end + margin, len(audio))
+        ):
             decoded, mode = last, "none"
         else:
             # with the committed words forced as a prefix the release pass drops words (LibriVox WER
             # 1.4 → 7.0 %), so the main model decodes the whole utterance; only a separate tail model
             # decodes after the committed prefix
-            if self.tail is not None and committed:
-                decoded, mode = self.tail.decode(audio, prefix=committed), "tail"
+            if committed and (self.tail is not None or self.settings.prefix_at_release):
+                decoded, mode = (self.tail or self.transcriber).decode(audio, prefix=committed), "tail"
             else:
                 decoded, mode = self.transcriber.decode(audio, prefix=None), "full"
         text = decoded.text.strip()

@@ -11,7 +11,7 @@ from bench.wer import wer
 from models import audio as audio_io
 from models.settings import StreamingSettings
 from models.speech import SpeechInputError
-from models.streaming import StreamingTranscriber, agreed_prefix, leading_words
+from models.streaming import StreamingTranscriber, agreed_prefix, leading_words, mid_sentence
 from models.vad import VoiceActivity
 from tests.audio_data import espeak_wav, librivox_clips, shared_transcriber
 
@@ -49,7 +49,9 @@ def test_vad_finds_the_speech_and_the_silence_after_it(question):
 
 def test_vad_a_click_or_a_cough_is_not_speech(question):
     rng = np.random.default_rng(1)
-    click = np.concatenate([_silence(0.5), rng.uniform(-0.8, 0.8, int(0.03 * RATE)).astype(np.float32), _silence(1)])
+    click = np.concatenate(
+        [_silence(0.5), rng.uniform(-0.8, 0.8, int(0.03 * RATE)).astype(np.float32), _silence(1)]
+    )
     vad = VoiceActivity(min_speech_ms=250)
     vad.feed(click)
     assert not vad.heard
@@ -63,6 +65,12 @@ def test_local_agreement_helpers():
     assert agreed_prefix("what is a", "what is the") == 2
     assert leading_words("Well, what is the notice period?", 3) == "Well, what is"
     assert leading_words("anything", 0) == ""
+    # a committed prefix never carries the stop a pass put at its buffer's end
+    assert mid_sentence("he might have been made still?") == "he might have been made still"
+    assert (
+        mid_sentence("to be rather cold-hearted and rather selfish...")
+        == "to be rather cold-hearted and rather selfish"
+    )
 
 
 def _wait(st: StreamingTranscriber, passes: int, timeout: float = 120.0) -> None:
