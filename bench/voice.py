@@ -1,20 +1,26 @@
 """The voice loop as a user hears it: a real browser, a fake microphone, spoken answers.
 
-Headless Chromium plays a spoken question (espeak-ng, ~5 s) as its microphone into the real app
+Headless Chromium plays speech as its microphone (the LibriVox clips of Debian's
+pocketsphinx-testdata, 3–7 s of human speech, and espeak-ng questions, 0.3 s of quiet each side)
+into the real app
 (whisper base int8, the bundled MiniLM library of tests/ui/conftest.DOCS, answers spoken) whose
 LLM is a loopback OpenAI-compatible server with a fixed 200 ms time to first token and ~40 tokens/s.
 Three ways to ask, in turn within each run (so load hits them alike):
 
-- push-to-talk: hold the 🎙️ button while the clip plays (+0.3 s), release;
+- push-to-talk: hold the 🎙️ button while the clip plays and 0.3 s more, release (0.6 s after the
+  last word);
 - hands-free: switch it on; the clip's end of speech (known from the file) starts the clock;
-- record-then-transcribe: the Record/Stop buttons (the whole clip is sent and transcribed at Stop).
+- record-then-transcribe: the Record/Stop buttons (the whole clip is sent and transcribed at Stop);
+- barge-in (`--barge` runs): a typed question answered aloud; while Hark speaks, hands-free goes
+  on and the microphone speaks over it: the time from the start of that speech to the page
+  pausing the answer.
 
 Per run: release (or end of speech) → the final transcript in the chat, → the first answer text,
 → the first `playing` of the spoken answer in the page; Hark's share = first audio minus the
 provider's 200 ms. Times come from the page's own clock (Date.now()).
 
-    python -m bench.voice                  # 3 runs of each
-    python -m bench.voice --runs 5 --json out.json
+    python -m bench.voice                          # 3 LibriVox clips + 2 espeak questions, each way once
+    python -m bench.voice --rounds 2 --json out.json
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ MODES = ("push_to_talk", "hands_free", "record_then_transcribe")
 
 WATCH = """
 window.harkBench = {};
-new MutationObserver(() => {
+setInterval(() => {
   const b = window.harkBench, now = Date.now();
   const users = document.querySelectorAll("#chat [data-testid='user']");
   const bots = document.querySelectorAll("#chat [data-testid='bot']");
@@ -63,22 +69,51 @@ new MutationObserver(() => {
     const t = bots[bots.length - 1].innerText.trim();
     if (t && t !== '…') { b.first_text = now; }
   }
-}).observe(document.documentElement, {subtree: true, childList: true, characterData: true});
+}, 10);
 """
 
 
-def _wav(folder: Path, text: str, name: str) -> tuple[Path, float, float]:
-    """48 kHz question with 0.3 s pads; where its speech ends and its length (s)."""
-    from tests.ui.conftest import speak_to_wav
-
-    path = speak_to_wav(text, folder / f"{name}.wav")
+def _timing(path: Path) -> tuple[float, float]:
+    """Where the speech of a 16-bit WAV ends and how long it is (s)."""
     import wave
 
     with wave.open(str(path)) as w:
         data = np.frombuffer(w.readframes(w.getnframes()), "<i2")
         rate = w.getframerate()
     loud = np.flatnonzero(np.abs(data) > 600)
-    return path, float(loud[-1] / rate), len(data) / rate
+    return float(loud[-1] / rate), len(data) / rate
+
+
+def _onset(path: Path) -> float:
+    """Where the speech of a 16-bit WAV starts (s)."""
+    import wave
+
+    with wave.open(str(path)) as w:
+        data = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+        rate = w.getframerate()
+    return float(np.flatnonzero(np.abs(data) > 600)[0] / rate)
+
+
+def _clips(folder: Path, librivox: int, espeak: int) -> list[tuple[Path, str, float, float]]:
+    """(48 kHz WAV with 0.3 s pads, reference, end of speech, length): LibriVox clips of
+    pocketsphinx-testdata, then espeak-ng questions."""
+    import subprocess
+
+    from tests.audio_data import librivox_clips
+    from tests.ui.conftest import speak_to_wav
+
+    out = []
+    for i, clip in enumerate(librivox_clips()[:librivox]):
+        path = folder / f"l{i}.wav"
+        subprocess.run(
+            ["sox", str(clip.path), "-r", "48000", "-c", "1", "-b", "16", str(path), "pad", "0.3", "0.3"],
+            check=True,
+        )
+        out.append((path, clip.reference, *_timing(path)))
+    for i, q in enumerate(QUESTIONS[:espeak]):
+        path = speak_to_wav(q, folder / f"q{i}.wav")
+        out.append((path, q, *_timing(path)))
+    return out
 
 
 def _app(base: Path, llm_url: str):
@@ -139,9 +174,17 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float) -> dict
             page.wait_for_timeout(int((clip_s + 0.3) * 1000))
             start = page.evaluate("Date.now()")
             page.locator("#mic button.stop-button").click()
-    page.wait_for_function(
-        "() => window.harkBench.first_text && harkVoiceLog.some(e => e.kind === 'playing')", timeout=120_000
-    )
+    try:
+        page.wait_for_function(
+            "() => window.harkBench.first_text && harkVoiceLog.some(e => e.kind === 'playing')",
+            timeout=180_000,
+        )
+    except Exception:
+        log = page.evaluate("harkVoiceLog")
+        raise SystemExit(
+            f"{mode}: no spoken answer; voice log {log}; bench {page.evaluate('window.harkBench')}; "
+            f"chat {page.locator('#chat').inner_text()!r}"
+        ) from None
     bench = page.evaluate("window.harkBench")
     playing = page.evaluate(f"harkVoiceLog.filter(e => e.kind === 'playing' && e.t > {start - 5000})[0].t")
     ctx.close()
@@ -153,9 +196,40 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float) -> dict
     }
 
 
+def _barge(browser, url: str, onset_s: float) -> dict:
+    """A typed question answered aloud; once Hark speaks, hands-free goes on and the microphone
+    (the file plays from the moment it opens) speaks over it. Stop latency = the page pausing the
+    answer − the start of the user's speech."""
+    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
+    page.get_by_role("tab", name="Settings").click()
+    page.locator("#speak input").check()
+    page.get_by_role("tab", name="Chat").click()
+    page.wait_for_timeout(1500)
+    box = page.locator("#question textarea")
+    box.fill("What notice period must the tenant give?")
+    box.press("Enter")
+    page.wait_for_function("() => harkVoiceLog.some(e => e.kind === 'playing')", timeout=120_000)
+    page.get_by_role("tab", name="Settings").click()
+    page.locator("#hands-free input").check()
+    page.wait_for_function("() => harkVoiceLog.some(e => e.kind === 'cut')", timeout=60_000)
+    log = page.evaluate("harkVoiceLog")
+    ctx.close()
+    t = {e["kind"]: e["t"] for e in reversed(log)}
+    return {
+        "stop_ms": t["cut"] - (t["mic-open"] + onset_s * 1000),
+        "barge_to_cut_ms": t["cut"] - t["barge-in"],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--librivox", type=int, default=3, help="LibriVox clips of pocketsphinx-testdata (≤ 5)")
+    ap.add_argument("--espeak", type=int, default=2, help="espeak-ng questions (≤ 3)")
+    ap.add_argument("--rounds", type=int, default=1, help="times each clip is asked each way")
+    ap.add_argument("--barge", type=int, default=3, help="barge-in runs (LibriVox speech over the answer)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -168,60 +242,103 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     results: dict[str, list[dict]] = {m: [] for m in MODES}
     refs: dict[str, list[str]] = {m: [] for m in MODES}
-    with tempfile.TemporaryDirectory() as tmp, LLMServer(
-        default=Reply(ANSWER, ttft=TTFT, chunk_delay=0.025), max_lifetime=3600
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        LLMServer(default=Reply(ANSWER, ttft=TTFT, chunk_delay=0.025), max_lifetime=3600) as server,
+    ):
         base = Path(tmp)
         demo, url, voice = _app(base, server.openai_url)
-        clips = [_wav(base, q, f"q{i}") for i, q in enumerate(QUESTIONS)]
+        clips = _clips(base, args.librivox, args.espeak)
         with sync_playwright() as p:
-            for run in range(args.runs):
-                q = run % len(QUESTIONS)
-                path, speech_end, clip_s = clips[q]
+            for rnd in range(args.rounds):
+                for n, (path, ref, speech_end, clip_s) in enumerate(clips):
+                    extra = [
+                        "--autoplay-policy=no-user-gesture-required",  # a user has clicked the page before
+                        "--use-fake-ui-for-media-stream",
+                        "--use-fake-device-for-media-stream",
+                        f"--use-file-for-fake-audio-capture={path}%noloop",
+                    ]
+                    browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
+                    try:
+                        for mode in MODES:
+                            r = _one(browser, url, mode, clip_s, speech_end)
+                            results[mode].append(r)
+                            refs[mode].append(ref)
+                            print(
+                                f"{rnd + 1}.{n + 1} {mode:22} transcript {r['transcript_ms']:6.0f} ms  first text "
+                                f"{r['first_text_ms']:6.0f} ms  first audio {r['first_audio_ms']:6.0f} ms  "
+                                f"«{r['heard']}»",
+                                flush=True,
+                            )
+                    finally:
+                        browser.close()
+            stops = []
+            for n in range(args.barge):
+                path, _, _, _ = clips[n % len(clips)]
+                onset = _onset(path)
                 extra = [
-                    "--autoplay-policy=no-user-gesture-required",  # a user has clicked the page before
+                    "--autoplay-policy=no-user-gesture-required",
                     "--use-fake-ui-for-media-stream",
                     "--use-fake-device-for-media-stream",
                     f"--use-file-for-fake-audio-capture={path}%noloop",
                 ]
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
                 try:
-                    for mode in MODES:
-                        r = _one(browser, url, mode, clip_s, speech_end)
-                        results[mode].append(r)
-                        refs[mode].append(QUESTIONS[q])
-                        print(f"run {run + 1} {mode:22} transcript {r['transcript_ms']:6.0f} ms  first text "
-                              f"{r['first_text_ms']:6.0f} ms  first audio {r['first_audio_ms']:6.0f} ms  «{r['heard']}»")
+                    r = _barge(browser, url, onset)
                 finally:
                     browser.close()
+                stops.append(r)
+                print(
+                    f"barge-in {n + 1}: playback stopped {r['stop_ms']:.0f} ms after the speech began "
+                    f"({r['barge_to_cut_ms']:.0f} ms from the server's barge-in reply)",
+                    flush=True,
+                )
         demo.close()
     load_after = os.getloadavg()
 
     def p50(mode: str, key: str) -> float:
         return round(statistics.median(r[key] for r in results[mode]))
 
-    summary: dict = {"runs": args.runs, "tts_voice": voice, "load_1min_before_after": [load_before[0], load_after[0]]}
+    summary: dict = {
+        "clips": len(clips),
+        "rounds": args.rounds,
+        "tts_voice": voice,
+        "load_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
+    }
     for mode in MODES:
         summary[mode] = {
             "release_to_transcript_ms_p50": p50(mode, "transcript_ms"),
             "release_to_first_text_ms_p50": p50(mode, "first_text_ms"),
             "release_to_first_audio_ms_p50": p50(mode, "first_audio_ms"),
             "hark_share_first_audio_ms_p50": p50(mode, "first_audio_ms") - round(TTFT * 1000),
+            "first_text_to_first_audio_ms_p50": round(
+                statistics.median(r["first_audio_ms"] - r["first_text_ms"] for r in results[mode])
+            ),
+            "wer": round(100 * wer(refs[mode], [r["heard"] for r in results[mode]]), 2),
         }
+    if stops:
+        summary["barge_in_stop_ms_p50"] = round(statistics.median(r["stop_ms"] for r in stops))
     streamed = [r["heard"] for m in ("push_to_talk", "hands_free") for r in results[m]]
-    streamed_refs = refs["push_to_talk"] + refs["hands_free"]
-    summary["wer_streaming"] = round(100 * wer(streamed_refs, streamed), 2)
-    summary["wer_full_clip"] = round(
-        100 * wer(refs["record_then_transcribe"], [r["heard"] for r in results["record_then_transcribe"]]), 2
-    )
+    summary["wer_streaming"] = round(100 * wer(refs["push_to_talk"] + refs["hands_free"], streamed), 2)
+    summary["wer_full_clip"] = summary["record_then_transcribe"]["wer"]
+    whole = summary["record_then_transcribe"]["hark_share_first_audio_ms_p50"]
     print()
-    print(f"{'p50 ms (from release / end of speech)':40} {'transcript':>10} {'first text':>10} {'first audio':>11} {'Hark share':>10}")
+    print(
+        f"{'p50 ms (from release / end of speech)':26} {'transcript':>10} {'first text':>10} {'first audio':>11} "
+        f"{'Hark share':>10} {'vs whole':>8} {'text→audio':>10} {'WER %':>6}"
+    )
     for mode in MODES:
         s = summary[mode]
-        print(f"{mode:40} {s['release_to_transcript_ms_p50']:10} {s['release_to_first_text_ms_p50']:10} "
-              f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10}")
-    print(f"WER streaming {summary['wer_streaming']:.1f}, full clip {summary['wer_full_clip']:.1f}; voice {voice}; "
-          f"load {load_before[0]:.1f} → {load_after[0]:.1f}")
+        ratio = whole / max(1, s["hark_share_first_audio_ms_p50"])
+        print(
+            f"{mode:26} {s['release_to_transcript_ms_p50']:10} {s['release_to_first_text_ms_p50']:10} "
+            f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10} {ratio:7.2f}× "
+            f"{s['first_text_to_first_audio_ms_p50']:10} {s['wer']:6.2f}"
+        )
+    print(
+        f"{len(clips)} clips × {args.rounds} round(s); voice {voice}; load (1 min) {load_before[0]:.1f} → "
+        f"{load_after[0]:.1f}"
+    )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0

@@ -13,8 +13,8 @@ words already heard. A `StreamingTranscriber` keeps one background thread per ut
   passes agree, from the start, are committed; later words are tentative. Both are shown live;
 - `finish()` (the user released, or the end of turn was detected) returns the transcript: when the
   last pass already covered every frame of speech, its text as it is (no pass at release); else one
-  more pass over the whole buffer with the committed words forced as the decoder's prefix, so it
-  generates only the tail (`tail_model`, e.g. tiny.en, can run that pass instead).
+  more pass over the whole buffer (`prefix_at_release`: with the committed words forced as the
+  decoder's prefix; `tail_model`, e.g. tiny.en, can run that pass instead).
 
 Every pass uses the settings of the whole-clip `Transcriber.transcribe`, so a transcript from the
 stream is the one the whole clip would give, up to the last pass's cut (bench: `bench/stream_stt.py`).
