@@ -6,15 +6,19 @@ Each corpus passage becomes one Markdown file (`# title`, blank line, text) in a
 the bundled all-MiniLM-L6-v2 embeds (window-mean long-text mode, the default). Three runs per corpus:
 first ingest into an empty store, an unchanged re-run (must cost ≤ 5 % of the first), then a re-run
 after editing 1 % of the files; and the embedding-only time of the same chunks (the floor).
-`--pdf` writes each passage as a PDF instead. Prints a Markdown table.
+`--pdf` writes each passage as a PDF instead. `--readers fast,unstructured` runs the same library
+once per Markdown/text reader in one process, side by side (unstructured: how every format was read
+before `knowledge.text_reader`). Prints a Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.common import EVAL
@@ -60,11 +64,45 @@ def embed_only(store, emb) -> float:  # noqa: ANN001 - a ChunkStore and an Embed
     return time.perf_counter() - t0
 
 
+@contextlib.contextmanager
+def reader(name: str) -> Iterator[None]:
+    """Markdown and plain text read by `name`: "fast" (Hark's text_reader) or "unstructured"."""
+    from knowledge import loaders
+
+    if name == "fast":
+        yield
+        return
+    if name != "unstructured":
+        raise SystemExit(f"unknown reader {name!r} (fast, unstructured)")
+
+    def markdown(path: Path) -> loaders.LoadedDocument:
+        from unstructured.partition.md import partition_md
+
+        loaders.ensure_offline_nlp()
+        elements = partition_md(text=loaders._read_text_file(path), languages=[""])
+        return loaders.elements_to_document(elements, fallback_title=path.stem)
+
+    def text(path: Path) -> loaders.LoadedDocument:
+        from unstructured.partition.text import partition_text
+
+        loaders.ensure_offline_nlp()
+        elements = partition_text(text=loaders._read_text_file(path), languages=[""])
+        return loaders.elements_to_document(elements, fallback_title=path.stem, use_first_title=False)
+
+    saved = loaders._load_markdown, loaders._load_text
+    loaders._load_markdown, loaders._load_text = markdown, text
+    try:
+        yield
+    finally:
+        loaders._load_markdown, loaders._load_text = saved
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", default="nq_oracle,xquad_en")
     ap.add_argument("--limit", type=int, default=None, help="files per corpus (default: all)")
     ap.add_argument("--pdf", action="store_true", help="each passage as a PDF instead of Markdown")
+    ap.add_argument("--readers", default="fast", help="comma-separated: fast, unstructured (Markdown/text)")
     args = ap.parse_args()
 
     from knowledge.ingest import Ingestor
@@ -76,8 +114,9 @@ def main() -> None:
     emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
     emb.warm_up()
     rows = []
-    for name in args.datasets.split(","):
-        with tempfile.TemporaryDirectory(prefix="hark-bench-") as tmp:
+    runs = [(d, r) for d in args.datasets.split(",") for r in args.readers.split(",")]
+    for name, reader_name in runs:
+        with tempfile.TemporaryDirectory(prefix="hark-bench-") as tmp, reader(reader_name):
             lib = Path(tmp) / "library"
             n_files = write_files(name, lib, args.limit, pdf=args.pdf)
             store = ChunkStore.open(str(Path(tmp) / "db"), emb.identity, emb.dim, StoreSettings())
@@ -101,7 +140,7 @@ def main() -> None:
             t_edit = time.perf_counter() - t0
             rows.append(
                 (
-                    name,
+                    f"{name} ({reader_name})" if args.readers != "fast" else name,
                     n_files,
                     first.chunks_written,
                     first.totals["failed"] + first.totals["skipped"],

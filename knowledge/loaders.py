@@ -1,6 +1,7 @@
 """Documents → logical blocks (titles, paragraphs, list items, table rows) with unstructured.
 
-One entry point, `load_document(path, ocr=...)`. Every format is parsed by unstructured; nothing is
+One entry point, `load_document(path, ocr=...)`. PDF, DOCX and HTML are parsed by unstructured;
+Markdown and plain text by `text_reader` (the same elements, a fraction of the time). Nothing is
 downloaded at parse time (`offline_nlp` keeps spaCy local, PDFs never use `hi_res`). Bad input raises
 `LoadFailed` (the file is reported as failed with the reason) or `LoadSkipped` (nothing indexable,
 e.g. a scanned PDF without tesseract).
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from knowledge.offline_nlp import ensure_offline_nlp
+from knowledge.text_reader import markdown_elements, text_elements
 from knowledge.visible_html import visible_html
 
 log = logging.getLogger(__name__)
@@ -326,17 +328,11 @@ def _load_html(path: Path) -> LoadedDocument:
 
 
 def _load_markdown(path: Path) -> LoadedDocument:
-    from unstructured.partition.md import partition_md
-
-    return elements_to_document(
-        partition_md(text=_read_text_file(path), languages=_NO_LANG), fallback_title=path.stem
-    )
+    return elements_to_document(markdown_elements(_read_text_file(path)), fallback_title=path.stem)
 
 
 def _load_text(path: Path) -> LoadedDocument:
-    from unstructured.partition.text import partition_text
-
-    elements = partition_text(text=_read_text_file(path), languages=_NO_LANG)
+    elements = text_elements(_read_text_file(path))
     return elements_to_document(elements, fallback_title=path.stem, use_first_title=False)
 
 
@@ -348,7 +344,8 @@ def load_document(path: Path, ocr: bool = True, max_file_mb: float = DEFAULT_MAX
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED:
         raise LoadSkipped(f"unsupported file type {suffix or '(none)'}")
-    ensure_offline_nlp()
+    if suffix not in MARKDOWN | TEXT:
+        ensure_offline_nlp()
     try:
         if path.stat().st_size == 0:
             raise LoadFailed("the file is empty")
