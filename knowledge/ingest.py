@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from knowledge.chunking import chunk_document
 from knowledge.discover import Candidate, discover
+from knowledge.ingest_progress import ChunkProgress, Progress, file_kind
 from knowledge.loaders import LoadFailed, LoadSkipped, load_document
 from knowledge.manifest import DocumentInfo
 from knowledge.settings import IngestSettings
@@ -31,7 +31,6 @@ from models.embedder import Embedder
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[float, str], None]
 STATUSES = ("added", "updated", "unchanged", "removed", "failed", "skipped")
 
 
@@ -129,13 +128,14 @@ class Ingestor:
             report.files.append(FileResult(p.source_path, p.status, reason=p.reason))
         stored_counts = self.store.chunk_counts()
         owners = self.store.text_hash_owners()
-        run = _Run(self, report, manifest, stored_counts, owners)
-        sizes = [_size(c.path) for c in found.candidates]
-        total, done = max(1, sum(sizes)), 0
-        for cand, size in zip(found.candidates, sizes, strict=True):
-            say(done / total, cand.source_path)  # the share of the bytes read: a big PDF counts as such
+        counter = ChunkProgress(
+            say, {c.source_path: (file_kind(c.path), _size(c.path)) for c in found.candidates}
+        )
+        run = _Run(self, report, manifest, stored_counts, owners, counter)
+        for cand in found.candidates:
+            counter.start(cand.source_path)
             run.process(cand)
-            done += size
+            counter.finish(cand.source_path)
         run.flush()
         run.remove_missing(found.roots, {c.source_path for c in found.candidates})
         run.redo_duplicates(say)
@@ -158,8 +158,10 @@ class _Run:
         manifest: dict[str, DocumentInfo],
         stored_counts: dict[str, int],
         owners: dict[str, str],
+        counter: ChunkProgress,
     ) -> None:
         self.ing = ing
+        self.counter = counter
         self.store = ing.store
         self.settings = ing.settings
         self.report = report
@@ -203,6 +205,7 @@ class _Run:
         if old is not None and old.file_hash == fhash and not force:
             if old.status == "indexed" and self.stored_counts.get(sp, 0) == old.chunks:
                 self._result(sp, "unchanged", t0, chunks=old.chunks, duplicates=old.duplicates)
+                self.counter.read(sp, old.chunks, unchanged=True)
                 if old.duplicates:
                     self.deferred.append(cand)
                 return
@@ -221,6 +224,8 @@ class _Run:
             return
         chunks = chunk_document(doc, sp, fhash, self.settings.chunk_words, self.settings.overlap_words)
         kept, dups, same_as = self._dedup(sp, chunks)
+        if not force:
+            self.counter.read(sp, len(kept))
         fresh = old is None or old.status != "indexed"
         status = "added" if fresh and self.stored_counts.get(sp, 0) == 0 else "updated"
         notes = [*doc.notes, _duplicate_note(kept, dups, same_as)] if same_as else list(doc.notes)
@@ -295,6 +300,8 @@ class _Run:
             if res.source_path in todo:
                 res.seconds += share * res.chunks
         p.n_unembedded = 0
+        if texts:
+            self.counter.embedded(len(texts))
 
     def _not_indexed(self, cand: Candidate, fhash: str, status: str, reason: str, t0: float) -> None:
         sp = cand.source_path

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from knowledge.ingest import FileResult, IngestReport
+from knowledge.ingest_progress import current_file
 from models.runtime.env import ALWAYS
 from models.runtime.errors import HarkError
 
@@ -119,7 +120,7 @@ def run_ingest_process(job: IngestJob, progress: Progress | None = None) -> Inge
                 if "progress" in msg:
                     fraction, text = msg["progress"]
                     if 0 <= fraction < 1 and text:
-                        last_file = str(text)
+                        last_file = current_file(str(text))
                     say(float(fraction), str(text))
                 elif "log" in msg:
                     level, name, text = msg["log"]

@@ -73,7 +73,7 @@ def ingest_command(
     def progress(fraction: float, message: str) -> None:
         bar.n = int(min(1.0, max(0.0, fraction)) * 1000)
         if message:
-            bar.set_postfix_str(message[-50:], refresh=False)
+            bar.set_postfix_str(message[:60], refresh=False)
         bar.refresh()
 
     try:

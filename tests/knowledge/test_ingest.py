@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from knowledge.ingest import Ingestor
+from knowledge.ingest_progress import ChunkProgress, current_file
 from knowledge.settings import IngestSettings, StoreSettings
 from knowledge.store import ChunkStore, StoreWriteError
 from models.embedder import MiniLMEmbedder
@@ -328,17 +329,44 @@ def test_report_escapes_control_characters_in_names_and_reasons(tmp_path: Path, 
     assert "evil\\x1b[2Jname.txt" in text and "\\x07bell" in text, text
 
 
-def test_progress_counts_bytes_so_a_big_file_moves_the_bar_by_its_size(tmp_path: Path, minilm) -> None:
+def test_progress_counts_chunks_done_out_of_the_total(tmp_path: Path, minilm) -> None:
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "a_small.txt").write_text("The boiler is serviced every October.\n", encoding="utf-8")
-    (lib / "b_big.txt").write_text("The garden hose hangs in the shed. " * 400, encoding="utf-8")
+    big = " ".join(f"Garden hose number {i} hangs in the shed." for i in range(400))
+    (lib / "b_big.txt").write_text(big, encoding="utf-8")
     (lib / "c_small.txt").write_text("The bins go out on Tuesday.\n", encoding="utf-8")
-    ing, _store = _ingestor(tmp_path, minilm)
+    ing, store = _ingestor(tmp_path, minilm)
     seen: list[tuple[float, str]] = []
     ing.ingest([lib], progress=lambda f, m: seen.append((f, m)))
-    at = {m: f for f, m in seen if m.endswith(".txt")}
-    sizes = {p.name: p.stat().st_size for p in lib.iterdir()}
-    assert at["a_small.txt"] == 0.0
-    assert at["b_big.txt"] == pytest.approx(sizes["a_small.txt"] / sum(sizes.values()))
-    assert at["c_small.txt"] == pytest.approx(1 - sizes["c_small.txt"] / sum(sizes.values())) and at["c_small.txt"] > 0.9
+    total = store.count()
+    assert total > 3  # the big file holds several chunks
+    counted = [(f, m) for f, m in seen if " chunks" in m]
+    assert [f for f, _m in counted] == sorted(f for f, _m in counted)  # the bar never goes back
+    # before anything is embedded: 0 done, the total estimated from the sizes (at least a chunk a file)
+    assert counted[0][1].startswith("0 of ~") and current_file(counted[0][1]) == "a_small.txt"
+    # at the end the total is known and every chunk is done
+    assert counted[-1][1].startswith(f"{total} of {total} chunks · "), counted[-1]
+    assert {current_file(m) for _f, m in counted} == {"a_small.txt", "b_big.txt", "c_small.txt"}
+    assert seen[-1] == (1.0, "done")
+    # an unchanged re-run counts the stored chunks as done: the last file starts with the others done
+    again: list[tuple[float, str]] = []
+    ing.ingest([lib], progress=lambda f, m: again.append((f, m)))
+    last = [m for _f, m in again if current_file(m) == "c_small.txt"]
+    assert last == [f"{total - 1} of ~{total} chunks · c_small.txt"], again
+
+
+def test_progress_estimate_scales_with_the_files_read() -> None:
+    said: list[str] = []
+    files = {"a.md": ("text", 600), "b.md": ("text", 600), "big.md": ("text", 30_000), "scan.pdf": ("pdf", 50_000)}
+    p = ChunkProgress(lambda _f, m: said.append(m), files)
+    assert p.total == 1 + 1 + 10 + 2  # the priors: 3,000 text bytes, 25,000 PDF bytes a chunk
+    p.start("a.md")
+    p.read("a.md", 2)  # text files hold twice the chunks the prior says
+    assert p.total == 2 + 2 * (1 + 10) + 2 and p.estimated
+    p.embedded(2)
+    assert said[-1] == "2 of ~26 chunks · a.md" and current_file(said[-1]) == "a.md"
+    for name in ("b.md", "big.md", "scan.pdf"):
+        p.read(name, 3)
+    assert p.total == 2 + 9 and not p.estimated
+    assert current_file("updating the indexes") == "updating the indexes"

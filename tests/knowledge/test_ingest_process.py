@@ -24,6 +24,7 @@ import pytest
 from assistant.assistant import Assistant
 from knowledge.ingest import Ingestor, IngestReport
 from knowledge.ingest_process import OOM_SCORE_ADJ, STARTING, IngestProcessError
+from knowledge.ingest_progress import current_file
 from models.runtime.errors import HarkError
 from tests.knowledge.docs_factory import write_docx, write_text_pdf
 
@@ -106,7 +107,7 @@ def test_the_child_ingests_and_the_open_store_sees_it_at_once(hark_config, tmp_p
     assert report.embedder == a.parts.embedder.get().identity
     # progress streamed from a live child, one message per file, fractions in order
     assert seen[0][1] == STARTING  # said before the child's first word
-    per_file = [(f, m, kids) for f, m, kids in seen[1:] if f < 1]
+    per_file = [(f, current_file(m), kids) for f, m, kids in seen[1:] if f < 1]
     assert {m for _f, m, _k in per_file} == LIBRARY
     assert all(kids for _f, _m, kids in per_file), "progress arrived while no ingest child was running"
     assert [f for f, _m, _k in seen] == sorted(f for f, _m, _k in seen)
@@ -122,8 +123,9 @@ def test_the_child_ingests_and_the_open_store_sees_it_at_once(hark_config, tmp_p
 
 def _kill_at_second_file(sig: signal.Signals, files: list[str]):
     def progress(fraction: float, message: str) -> None:
-        if fraction < 1 and message != STARTING and "!killed" not in files:
-            files.append(message)
+        name = current_file(message)
+        if fraction < 1 and message != STARTING and "!killed" not in files and name not in files:
+            files.append(name)
             if len(files) == 2:  # the child has read one file and is reading the next
                 for pid in _children(os.getpid()):
                     os.kill(pid, sig)
