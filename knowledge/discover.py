@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from knowledge.manifest import DocumentInfo
 
 log = logging.getLogger(__name__)
 
@@ -152,3 +157,28 @@ def _walk(
                 out.problems.append(
                     Problem(cand.source_path, "failed", "not a regular file (device, pipe or socket)")
                 )
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def prefixed_roots(manifest: dict[str, DocumentInfo]) -> set[str]:
+    """Folders whose files were stored under the folder's name (an earlier run over several folders).
+
+    A later run over one of them alone keeps that naming, so no file is removed and re-added.
+    """
+    by_root: dict[str, list[str]] = {}
+    for sp, info in manifest.items():
+        if info.root:
+            by_root.setdefault(info.root, []).append(sp)
+    out: set[str] = set()
+    for root, sps in by_root.items():
+        prefix = Path(root).name + "/"
+        if all(sp.startswith(prefix) for sp in sps) and not (Path(root) / Path(root).name).is_dir():
+            out.add(root)
+    return out

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -20,73 +19,24 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.chunking import chunk_document
-from knowledge.discover import Candidate, discover
+from knowledge.discover import Candidate, discover, file_sha256, prefixed_roots
 from knowledge.ingest_progress import ChunkProgress, Progress, file_kind
+from knowledge.ingest_report import FileResult, IngestReport, duplicate_note, unchanged_result
 from knowledge.loaders import LoadFailed, LoadSkipped, load_document
 from knowledge.manifest import DocumentInfo
 from knowledge.settings import IngestSettings
 from knowledge.store import ChunkStore
 from knowledge.types import Chunk
+from knowledge.unchanged import write_snapshot
 from models.embedder import Embedder
 
 log = logging.getLogger(__name__)
-
-STATUSES = ("added", "updated", "unchanged", "removed", "failed", "skipped")
-
-
-@dataclass
-class FileResult:
-    source_path: str
-    status: str  # one of STATUSES
-    chunks: int = 0  # chunks stored for the file after this run
-    seconds: float = 0.0
-    reason: str = ""
-    duplicates: int = 0  # chunks not stored because their text is already stored
-    same_as: str = ""  # the (first) file that already holds that text
-
-
-def _duplicate_note(kept: list[Chunk], dups: int, same_as: list[str]) -> str:
-    others = same_as[0] + (f" and {len(same_as) - 1} other file(s)" if len(same_as) > 1 else "")
-    if not kept:
-        return f"same text as {others}: nothing new to index"
-    return f"{dups} passage(s) with the same text as {others} not stored twice"
-
-
-@dataclass
-class IngestReport:
-    files: list[FileResult] = field(default_factory=list)
-    seconds: float = 0.0
-    embedder: str = ""
-    total_chunks: int = 0  # chunks in the store after the run
-
-    @property
-    def totals(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATUSES, 0)
-        for f in self.files:
-            counts[f.status] = counts.get(f.status, 0) + 1
-        return counts
-
-    @property
-    def chunks_written(self) -> int:
-        return sum(f.chunks for f in self.files if f.status in ("added", "updated"))
-
-    def by_path(self) -> dict[str, FileResult]:
-        return {f.source_path: f for f in self.files}
-
 
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass
@@ -142,6 +92,7 @@ class Ingestor:
         if run.changed or (self.store.count() and not self.store.has_fts_index()):
             say(1.0, "updating the indexes")
             self.store.update_indexes()
+        write_snapshot(self.store)  # the next unchanged run decides from it alone (knowledge/unchanged.py)
         say(1.0, "done")
         report.total_chunks = self.store.count()
         report.seconds = time.perf_counter() - t0
@@ -202,16 +153,15 @@ class _Run:
         except OSError as exc:
             self._result(sp, "failed", t0, reason=f"cannot read: {exc.strerror or exc}")
             return
-        if old is not None and old.file_hash == fhash and not force:
-            if old.status == "indexed" and self.stored_counts.get(sp, 0) == old.chunks:
-                self._result(sp, "unchanged", t0, chunks=old.chunks, duplicates=old.duplicates)
-                self.counter.read(sp, old.chunks, unchanged=True)
-                if old.duplicates:
+        same = None if force else unchanged_result(old, fhash, self.stored_counts.get(sp, 0))
+        if same is not None:
+            same.seconds = time.perf_counter() - t0
+            self.report.files.append(same)
+            if same.status == "unchanged":
+                self.counter.read(sp, same.chunks, unchanged=True)
+                if same.duplicates:
                     self.deferred.append(cand)
-                return
-            if old.status in ("failed", "skipped"):
-                self._result(sp, old.status, t0, reason=f"{old.error} (unchanged since the last run)")
-                return
+            return
         try:
             doc = load_document(
                 cand.path, ocr=self.settings.ocr == "auto", max_file_mb=self.settings.max_file_mb
@@ -228,7 +178,7 @@ class _Run:
             self.counter.read(sp, len(kept))
         fresh = old is None or old.status != "indexed"
         status = "added" if fresh and self.stored_counts.get(sp, 0) == 0 else "updated"
-        notes = [*doc.notes, _duplicate_note(kept, dups, same_as)] if same_as else list(doc.notes)
+        notes = [*doc.notes, duplicate_note(kept, dups, same_as)] if same_as else list(doc.notes)
         info = DocumentInfo(
             source_path=sp,
             title=doc.title,
@@ -378,20 +328,3 @@ class _Run:
             self._result(sp, "removed", t0, reason=reason)
             self.released = True
             self.changed = True
-
-
-def prefixed_roots(manifest: dict[str, DocumentInfo]) -> set[str]:
-    """Folders whose files were stored under the folder's name (an earlier run over several folders).
-
-    A later run over one of them alone keeps that naming, so no file is removed and re-added.
-    """
-    by_root: dict[str, list[str]] = {}
-    for sp, info in manifest.items():
-        if info.root:
-            by_root.setdefault(info.root, []).append(sp)
-    out: set[str] = set()
-    for root, sps in by_root.items():
-        prefix = Path(root).name + "/"
-        if all(sp.startswith(prefix) for sp in sps) and not (Path(root) / Path(root).name).is_dir():
-            out.add(root)
-    return out

@@ -9,27 +9,29 @@ replaces the file's chunks atomically.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import pyarrow as pa
-
 log = logging.getLogger(__name__)
 
-SCHEMA = pa.schema(
-    [
-        pa.field("source_path", pa.string()),
-        pa.field("root", pa.string()),
-        pa.field("file_hash", pa.string()),
-        pa.field("title", pa.string()),
-        pa.field("chunks", pa.int32()),
-        pa.field("duplicates", pa.int32()),
-        pa.field("status", pa.string()),
-        pa.field("error", pa.string()),
-        pa.field("updated", pa.float64()),
-    ]
-)
+def schema():  # noqa: ANN201 - a pyarrow.Schema; pyarrow is imported only where a table is touched
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("source_path", pa.string()),
+            pa.field("root", pa.string()),
+            pa.field("file_hash", pa.string()),
+            pa.field("title", pa.string()),
+            pa.field("chunks", pa.int32()),
+            pa.field("duplicates", pa.int32()),
+            pa.field("status", pa.string()),
+            pa.field("error", pa.string()),
+            pa.field("updated", pa.float64()),
+        ]
+    )
 
 
 @dataclass
@@ -50,6 +52,11 @@ class DocumentInfo:
         return asdict(self)
 
 
+def table_name(prefix: str, identity: str) -> str:
+    """The chunks table of an embedder's vector space (its manifest: `<name>__files`)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", f"{prefix}__{identity}").strip("_")
+
+
 def sql_str(value: str) -> str:
     """A SQL string literal for LanceDB filters."""
     return "'" + value.replace("'", "''") + "'"
@@ -66,7 +73,7 @@ class Manifest:
     def _open(self) -> Any:
         if self.name in self._db.list_tables().tables:
             return self._db.open_table(self.name)
-        return self._db.create_table(self.name, schema=SCHEMA, exist_ok=True)
+        return self._db.create_table(self.name, schema=schema(), exist_ok=True)
 
     @property
     def table(self) -> Any:
@@ -88,7 +95,9 @@ class Manifest:
         for info in infos:
             info.updated = info.updated or now
             rows.append(info.to_row())
-        data = pa.Table.from_pylist(rows, schema=SCHEMA)
+        import pyarrow as pa
+
+        data = pa.Table.from_pylist(rows, schema=schema())
         (
             self._table.merge_insert("source_path")
             .when_matched_update_all()

@@ -35,10 +35,10 @@ import pyarrow as pa
 
 from knowledge.fts import fts_config, fts_index_name
 from knowledge.ingest_lock import IngestLock
-from knowledge.manifest import DocumentInfo, Manifest, sql_str
+from knowledge.manifest import DocumentInfo, Manifest, sql_str, table_name
 from knowledge.settings import StoreSettings
 from knowledge.storage import StoreWriteError, connect, failure, is_io_error, is_store_error
-from knowledge.store_rows import HIT_COLUMNS, chunk_schema, ids_in, table_name
+from knowledge.store_rows import HIT_COLUMNS, chunk_schema, ids_in
 from knowledge.store_view import StoreView, read_facts
 from knowledge.types import Chunk, Hit
 from knowledge.vector_cache import StaleSnapshot, VectorCache

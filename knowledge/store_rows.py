@@ -1,9 +1,8 @@
-"""The chunk table's layout and its rows as hits: the schema, the table name of an embedder's
-vector space, and the conversions between LanceDB result rows and `Hit`s."""
+"""The chunk table's layout and its rows as hits: the schema and the conversions between LanceDB
+result rows and `Hit`s (the table name of an embedder's vector space: `manifest.table_name`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,10 +12,6 @@ import pyarrow as pa
 from knowledge.manifest import sql_str
 from knowledge.types import Hit
 from knowledge.vector_cache import vector_matrix
-
-
-def table_name(prefix: str, identity: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", f"{prefix}__{identity}").strip("_")
 
 
 def chunk_schema(dim: int) -> pa.Schema:

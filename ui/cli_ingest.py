@@ -7,11 +7,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from knowledge.ingest import STATUSES, Ingestor, IngestReport
-from knowledge.open_library import open_library
+from knowledge.ingest_report import STATUSES, IngestReport
 from knowledge.settings import IngestSettings, StoreSettings
 from models.settings import EmbedderSettings
+
+if TYPE_CHECKING:
+    from knowledge.ingest import Ingestor
 
 
 def printable(text: str) -> str:
@@ -40,6 +43,28 @@ def format_report(report: IngestReport) -> str:
     return "\n".join(lines)
 
 
+def quick_ingest(
+    embedder_settings: EmbedderSettings,
+    store_settings: StoreSettings,
+    ingest_settings: IngestSettings,
+    uri: str,
+    paths: list[Path],
+) -> IngestReport | None:
+    """The report of a run with nothing to do, from the manifest snapshot of the one table the
+    configured embedder can write to (CLIP, or its MiniLM fallback); None when a run is needed."""
+    from knowledge.manifest import table_name
+    from knowledge.unchanged import quick_report
+    from models.embedder import ClipEmbedder, MiniLMEmbedder
+
+    identities = {MiniLMEmbedder(embedder_settings).identity}
+    if embedder_settings.backend == "clip":
+        clip = ClipEmbedder(embedder_settings).identity
+        identities = {clip} | (identities if embedder_settings.offline_fallback else set())
+    reports = [quick_report(paths, ingest_settings, uri, table_name(store_settings.table_prefix, i)) for i in identities]
+    found = [r for r in reports if r is not None]
+    return found[0] if len(found) == 1 else None
+
+
 def ingest_command(
     embedder_settings: EmbedderSettings,
     store_settings: StoreSettings,
@@ -51,7 +76,14 @@ def ingest_command(
 ) -> int:
     """Index `paths` in this process; 1 when every file failed and the index is empty, else 0.
     `watch`: then keep the folders among `paths` in sync (a report per change) until interrupted."""
+    quick = None if rebuild or watch else quick_ingest(embedder_settings, store_settings, ingest_settings, uri, paths)
+    if quick is not None:  # nothing changed: decided from the manifest snapshot, nothing opened
+        print(format_report(quick))
+        return 0
     from tqdm import tqdm
+
+    from knowledge.ingest import Ingestor
+    from knowledge.open_library import open_library
 
     # MiniLM loads on the first text to embed: an unchanged re-run decides from the manifest alone
     embedder, store = open_library(embedder_settings, store_settings, uri, lazy=True)
