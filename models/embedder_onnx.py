@@ -32,6 +32,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from models.tokenizer import load_tokenizer
+
 log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = 2  # bump when the exported graph or its inputs change (2: eager attention)
@@ -265,12 +267,8 @@ def load_pipeline(
             meta = None
         if meta is not None:
             try:
-                from transformers import AutoTokenizer
-
                 encoder = OnnxEncoder(target, threads, batch_threads)
-                return OnnxPipeline(
-                    encoder, AutoTokenizer.from_pretrained(str(folder)), meta["max_seq_length"]
-                )
+                return OnnxPipeline(encoder, load_tokenizer(folder), meta["max_seq_length"])
             except Exception as exc:  # noqa: BLE001 - a damaged cache file is replaced, once
                 log.warning("the cached ONNX embedder %s does not load (%s); exporting again", target, exc)
         log.info("exporting the sentence embedder to ONNX (once): %s", target)

@@ -82,17 +82,24 @@ def _load_error(settings: IntentSettings, exc: Exception) -> ModelLoadError:
 
 
 def load_tokenizer(settings: IntentSettings) -> Any:
+    """The base model's tokenizer for inference (read without transformers where possible)."""
     try:
-        from transformers import AutoTokenizer
+        from models.tokenizer import load_tokenizer as folder_tokenizer
 
-        return AutoTokenizer.from_pretrained(base_model_path(settings))
+        return folder_tokenizer(base_model_path(settings))
     except Exception as exc:  # noqa: BLE001 - reported with what to do
         raise _load_error(settings, exc) from exc
 
 
 def load_base(settings: IntentSettings, labels: Sequence[str]) -> tuple[Any, Any]:
-    """(tokenizer, sequence-classification model with a fresh head) for the configured base."""
-    tokenizer = load_tokenizer(settings)
+    """(transformers tokenizer, sequence-classification model with a fresh head) for the configured
+    base: what training needs (its data collator pads through the tokenizer)."""
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(base_model_path(settings))
+    except Exception as exc:  # noqa: BLE001 - reported with what to do
+        raise _load_error(settings, exc) from exc
     try:
         from transformers import AutoModelForSequenceClassification
         from transformers.utils import logging as hf_logging

@@ -10,6 +10,7 @@ whole base model) and reused; if exporting or loading it fails, inference degrad
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import logging
 import os
 import threading
@@ -65,14 +66,17 @@ class OnnxRunner:
         return np.asarray(self.session.run(["logits"], feeds)[0], dtype=np.float32)
 
 
-def _fingerprint(base_model: str, adapter_dir: Path) -> str:
-    import onnxruntime
-    import torch
-    import transformers
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "-"
 
-    h = hashlib.sha256(
-        f"{base_model}|{torch.__version__}|{transformers.__version__}|{onnxruntime.__version__}".encode()
-    )
+
+def _fingerprint(base_model: str, adapter_dir: Path) -> str:
+    """The cache key: base model, library versions (read without importing them), adapter files."""
+    versions = "|".join(_version(d) for d in ("torch", "transformers", "onnxruntime"))
+    h = hashlib.sha256(f"{base_model}|{versions}".encode())
     for name in ("adapter_model.safetensors", "adapter_config.json", "label_map.json"):
         f = adapter_dir / name
         if f.is_file():

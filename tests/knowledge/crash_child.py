@@ -26,6 +26,7 @@ def main() -> None:
     data_dir, library, pause = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 
     from knowledge.ingest import Ingestor
+    from knowledge.ingest_progress import current_file
     from knowledge.settings import IngestSettings, StoreSettings
     from knowledge.store import ChunkStore
     from models.embedder import MiniLMEmbedder
@@ -56,7 +57,7 @@ def main() -> None:
     if pause.startswith("batched:"):  # the shipped batch sizes; commits come from commit_seconds
         settings = IngestSettings(commit_seconds=float(pause.split(":", 1)[1]))
     report = Ingestor(store, emb, settings).ingest(
-        [library], progress=lambda _f, m: m and print(f"EVENT file {m}", flush=True)
+        [library], progress=lambda _f, m: m and print(f"EVENT file {current_file(m)}", flush=True)
     )
     print(f"EVENT done {report.totals}", flush=True)
 

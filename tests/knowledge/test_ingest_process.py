@@ -258,6 +258,7 @@ def test_the_child_does_not_outlive_a_killed_parent(tmp_path):
         sys.path.insert(0, {str(ROOT)!r})
         from assistant.assistant import Assistant
         from assistant.config import load_config
+        from knowledge.ingest_progress import current_file
         cfg = load_config({str(ROOT / "config.yaml")!r}, embedder={{"backend": "minilm"}},
                           store={{"data_dir": {str(tmp_path / "data")!r}}})
         a = Assistant(cfg)
@@ -265,7 +266,7 @@ def test_the_child_does_not_outlive_a_killed_parent(tmp_path):
         parsers = sorted(m for m in sys.modules if m.split(".")[0] in ("unstructured", "spacy", "pypdf", "docx"))
         print(json.dumps({{"added": report.totals["added"], "parsers": parsers}}), flush=True)
         def stall(fraction, message):
-            if message == "extra.md":  # the child has read the file; embedding and the commit follow
+            if current_file(message) == "extra.md":  # the child reads the file; embedding and the commit follow
                 print("progress", flush=True)
                 time.sleep(600)
         a.ingest([{str(second)!r}], progress=stall)

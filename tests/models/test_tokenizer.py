@@ -1,0 +1,59 @@
+"""The model folder's tokenizer read without transformers: the same ids, masks and token types as
+transformers' AutoTokenizer, and no PyTorch imported on the way."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from models.settings import EmbedderSettings
+from models.tokenizer import FileTokenizer, load_tokenizer
+from models.weights import minilm_path
+from tests.conftest import ROOT
+
+TEXTS = [
+    "what does the lease say about pets",
+    "hi",
+    " ",
+    "Grüße aus Köln – naïve café, 20 € 🎉",
+    "The notice period is three months; the deposit is two months of rent. " * 30,
+]
+
+
+def test_same_encoding_as_transformers() -> None:
+    from transformers import AutoTokenizer
+
+    folder = minilm_path(EmbedderSettings().text_model)
+    ours, theirs = load_tokenizer(folder), AutoTokenizer.from_pretrained(folder)
+    assert isinstance(ours, FileTokenizer)
+    assert (ours.cls_token_id, ours.sep_token_id, ours.pad_token_id) == (
+        theirs.cls_token_id,
+        theirs.sep_token_id,
+        theirs.pad_token_id,
+    )
+    for max_length in (16, 64):
+        a = ours(TEXTS, padding=True, truncation=True, max_length=max_length, return_tensors="np")
+        b = theirs(TEXTS, padding=True, truncation=True, max_length=max_length, return_tensors="np")
+        assert set(a) == set(b)
+        for key in b:
+            assert np.array_equal(a[key], b[key]), key
+    one = ours(TEXTS[:2], return_tensors="pt")
+    assert one["input_ids"].shape == theirs(TEXTS[:2], padding=True, return_tensors="pt")["input_ids"].shape
+
+
+def test_loading_imports_no_torch(tmp_path: Path) -> None:
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from models.tokenizer import load_tokenizer\n"
+        "from models.settings import EmbedderSettings\n"
+        "from models.weights import minilm_path\n"
+        "tok = load_tokenizer(minilm_path(EmbedderSettings().text_model))\n"
+        "assert tok(['hello world'])['input_ids'].shape == (1, 4)\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", out.stdout
