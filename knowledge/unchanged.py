@@ -66,6 +66,8 @@ def write_snapshot(store: ChunkStore) -> None:
         return
     try:
         tables = fingerprint(path.parent, store.name)
+        if tables is not None and _read(path, store.name) is not None:
+            return  # nothing committed since the snapshot was written: it still holds
         store.refresh()  # read what the fingerprint describes, not a handle's older version
         data = {
             "version": VERSION,
