@@ -213,7 +213,9 @@ def _load_pdf(path: Path, ocr: bool) -> LoadedDocument:
     from unstructured.partition.pdf import partition_pdf
 
     try:
-        elements = partition_pdf(filename=str(path), strategy="fast", password="")
+        elements = partition_pdf(  # English is its default, named: else it warns once per file
+            filename=str(path), strategy="fast", password="", languages=["eng"]
+        )
     except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on damaged files
         raise LoadFailed(f"could not read the PDF's text: {type(exc).__name__}: {exc}") from exc
     with_text = {e.metadata.page_number for e in elements if (e.text or "").strip()}
