@@ -17,6 +17,7 @@ import pytest
 
 from knowledge.ingest import Ingestor
 from knowledge.ingest_lock import IngestBusy, IngestLock
+from knowledge.ingest_progress import current_file
 from knowledge.settings import IngestSettings, StoreSettings
 from knowledge.store import ChunkStore, StoreWriteError
 from models.runtime.errors import HarkError
@@ -119,8 +120,11 @@ def test_server_stopped_mid_ingest_keeps_the_library_and_recovers(tmp_path: Path
     before = consistent(store)
     _library(docs, 5, start=3)
 
+    stopped: list[bool] = []
+
     def stop_on_the_sixth(_fraction: float, message: str) -> None:
-        if message == "note_05.md":  # notes 3 and 4 are new and committed by now
+        if current_file(message) == "note_05.md" and not stopped:  # notes 3 and 4 are committed by now
+            stopped.append(True)
             s3.stop()
 
     try:
