@@ -53,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("eval", parents=[common], help="evaluations")
     ev = s.add_subparsers(dest="what", metavar="WHAT", required=True)
     r = ev.add_parser("retrieval", parents=[common], help="BEIR-layout retrieval evaluation")
-    r.add_argument("--dataset", required=True)
+    r.add_argument("--dataset", required=True, action="append", help="a BEIR-layout folder (repeat for several)")
+    r.add_argument("--half", choices=["all", "select", "report"], default="all",
+                   help="queries at even positions (select: defaults are chosen there), odd (report), or all")
     r.add_argument("--methods", default=None, help="comma-separated method names")
     r.add_argument("--json", dest="json_out", default=None, metavar="OUT")
     r.add_argument("--limit", type=int, default=None, help="evaluate only the first N queries")
@@ -120,8 +122,8 @@ def _run(args: argparse.Namespace) -> int:
         methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
         work = os.environ.get("HARK_EVAL_DIR")  # index cache; default <cache>/hark/eval
         return eval_retrieval_command(
-            cfg.embedder, cfg.store, cfg.ingest, cfg.retrieval, Path(args.dataset), methods, args.json_out,
-            limit=args.limit, work_dir=Path(work) if work else None,
+            cfg.embedder, cfg.store, cfg.ingest, cfg.retrieval, [Path(d) for d in args.dataset], methods,
+            args.json_out, limit=args.limit, work_dir=Path(work) if work else None, half=args.half,
         )
     if cmd == "eval" and args.what == "grounding":
         from assistant.grounding_eval import eval_grounding_command

@@ -30,13 +30,13 @@ import numpy as np
 from bench.common import EVAL, load_average
 from bench.rerank_sweep import Scorer
 from knowledge.beir import doc_id_from_path
-from knowledge.evaluate import OLD_DEFAULT, Method, rank_documents
+from knowledge.evaluate import OLD_DEFAULT, XQUAD_VIEWS, Method, rank_documents, weighted_mean
 from knowledge.fusion import zscore_fuse
 from knowledge.rerank import PAPER, DiffusionParams, diffusion_scores, final_scores
 from knowledge.settings import RetrievalSettings
 
 SETS = ["nq_oracle", "xquad_en", "xquad_en_noisy", "xquad_de", "xquad_de_en", "medquad_liveqa", "covid_faq"]
-VIEWS = {"xquad_en", "xquad_en_noisy", "xquad_de", "xquad_de_en"}
+VIEWS = XQUAD_VIEWS
 MARGIN = 0.01
 DEPTH_N = 100
 
@@ -161,13 +161,6 @@ def score(methods: list[Method], data: dict) -> dict[str, dict[str, dict[str, fl
         for m in methods:
             out[m.name][name] = scorer({p.qid: p.ranking(m) for p in prepared})
     return out
-
-
-def weighted_mean(per_set: dict[str, float]) -> float:
-    views = [v for k, v in per_set.items() if k in VIEWS]
-    others = [v for k, v in per_set.items() if k not in VIEWS]
-    parts = others + ([float(np.mean(views))] if views else [])
-    return float(np.mean(parts))
 
 
 def judge(scores: dict, half: str) -> dict[str, dict]:

@@ -59,6 +59,25 @@ class Method:
 # the first stage Hark shipped before the union pool (dense top-50 re-scored with BM25, no rerank)
 OLD_DEFAULT = Method("old-default", "hybrid", "zscore", pool="dense", bm25_weight=0.5, candidates=50)
 DEFAULT_METHODS = ["bm25", "dense", "old-default", "default", "rrf", "default+ppr-paper", "dense+ppr-paper"]
+SUMMARY_METHODS = ["bm25", "dense", "old-default", "default", "rrf"]
+# defaults are chosen on the "select" half (even positions in queries.jsonl) and reported on the other
+HALVES = ("all", "select", "report")
+# four views of the same XQuAD questions: together they weigh as one set in a mean over sets
+XQUAD_VIEWS = frozenset({"xquad_en", "xquad_en_noisy", "xquad_de", "xquad_de_en"})
+
+
+def half_of(qids: Sequence[str], half: str) -> list[str]:
+    """The queries of one half, by position: select = even (0, 2, …), report = odd, all = all."""
+    if half not in HALVES:
+        raise HarkError(f"unknown half {half!r}", f"choose from {', '.join(HALVES)}")
+    return list(qids) if half == "all" else list(qids)[0 if half == "select" else 1 :: 2]
+
+
+def weighted_mean(per_set: dict[str, float]) -> float:
+    """Mean over sets, the XQuAD views counting together as one set (each 1/4 of it)."""
+    views = [v for k, v in per_set.items() if k in XQUAD_VIEWS]
+    parts = [v for k, v in per_set.items() if k not in XQUAD_VIEWS] + ([float(np.mean(views))] if views else [])
+    return float(np.mean(parts)) if parts else float("nan")
 
 
 def standard_methods(settings: RetrievalSettings) -> dict[str, Method]:
@@ -185,7 +204,8 @@ def collect_cached(dataset: BeirDataset, store, embedder, retrieval: RetrievalSe
     import pickle
 
     n = max(retrieval.candidates, COLLECT_N)
-    key = _settings_key(sorted(dataset.queries.items()), n)
+    # the index (its folder carries the ingest settings) and the FTS tokenizer decide the hits too
+    key = _settings_key(sorted(dataset.queries.items()), n, Path(store.uri).parent.name, store.settings.fts)
     cache = work_dir / f"{dataset.name}-{dataset.fingerprint()}-{embedder.identity}-n{n}-{key}.searches.pkl"
     results = None
     if cache.is_file():
@@ -274,7 +294,9 @@ def evaluate_dataset(
     retrieval: RetrievalSettings,
     work_dir: Path,
     methods: Sequence[str] | None = None,
+    half: str = "all",
 ) -> tuple[EvalReport, list[QueryResults]]:
+    """Every method on the queries of `half` (the searches are cached for all queries)."""
     available = standard_methods(retrieval)
     names = list(methods) if methods else DEFAULT_METHODS
     unknown = [m for m in names if m not in available]
@@ -286,18 +308,21 @@ def evaluate_dataset(
     n = retrieval.candidates
     # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
     results = collect_cached(dataset, store, embedder, retrieval, Path(work_dir))
+    keep = set(half_of([qr.qid for qr in results], half))
+    results = [qr for qr in results if qr.qid in keep]
     t2 = time.perf_counter()
     canonical = dataset.canonical_ids()
     runs = {
         m: {qr.qid: rank_documents(qr, available[m], retrieval, n, canonical) for qr in results}
         for m in names
     }
-    scores = score_runs(dataset.canonical_qrels(), runs)
+    qrels = {q: rel for q, rel in dataset.canonical_qrels().items() if q in keep}
+    scores = score_runs(qrels, runs)
     t3 = time.perf_counter()
     report = EvalReport(
         dataset=dataset.name,
         methods=scores,
-        queries=len(dataset.queries),
+        queries=len(results),
         corpus=len(dataset.corpus),
         chunks=store.count(),
         embedder=embedder.identity,

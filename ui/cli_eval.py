@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 
 from knowledge.beir import load_beir
-from knowledge.evaluate import METRICS, EvalReport, evaluate_dataset, limit_queries
+from knowledge.evaluate import (
+    METRICS,
+    SUMMARY_METHODS,
+    EvalReport,
+    evaluate_dataset,
+    limit_queries,
+    weighted_mean,
+)
 from knowledge.open_library import open_embedder
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
 from models.intent import IntentClassifier, IntentEvalResult, evaluate
@@ -37,39 +44,71 @@ def floor_line(report: EvalReport, margin: float = 0.01) -> str:
     return f"default − max(bm25, dense) = {gap:+.4f} nDCG@10 ({verdict} the rule: ≥ −{margin})"
 
 
+def summary_table(reports: list[EvalReport], half: str, margin: float = 0.01) -> str:
+    """nDCG@10 per set × {BM25, dense, old default, default, RRF}, the default's margin over the floor
+    max(BM25, dense) − margin, and the means (plain, and with the XQuAD views as one set)."""
+    names = [n for n in SUMMARY_METHODS if all(n in r.methods for r in reports)]
+    head = f"{'set':<16}{'queries':>8}" + "".join(f"{n:>13}" for n in names) + f"{'floor':>9}{'default−floor':>15}"
+    lines = [f"nDCG@10, {half} half", head, "-" * len(head)]
+    per_method: dict[str, dict[str, float]] = {n: {} for n in names}
+    for r in reports:
+        vals = {n: r.methods[n]["ndcg@10"] for n in names}
+        for n in names:
+            per_method[n][r.dataset] = vals[n]
+        row = f"{r.dataset:<16}{r.queries:>8}" + "".join(f"{vals[n]:>13.4f}" for n in names)
+        if {"bm25", "dense", "default"} <= set(vals):
+            floor = max(vals["bm25"], vals["dense"]) - margin
+            row += f"{floor:>9.4f}{vals['default'] - floor:>+15.4f}"
+        lines.append(row)
+    if len(reports) > 1:
+        lines.append("-" * len(head))
+        plain = {n: sum(v.values()) / len(v) for n, v in per_method.items()}
+        lines.append(f"{'mean':<16}{'':>8}" + "".join(f"{plain[n]:>13.4f}" for n in names))
+        lines.append(f"{'mean, xquad=1':<16}{'':>8}" + "".join(f"{weighted_mean(per_method[n]):>13.4f}" for n in names))
+    return "\n".join(lines)
+
+
 def eval_retrieval_command(
     embedder_settings: EmbedderSettings,
     store_settings: StoreSettings,
     ingest: IngestSettings,
     retrieval: RetrievalSettings,
-    dataset_dir: Path,
+    dataset_dirs: Path | list[Path],
     methods: list[str] | None,
     json_out: str | None,
     *,
     limit: int | None = None,
     work_dir: Path | None = None,
+    half: str = "all",
 ) -> int:
-    """`eval retrieval --dataset DIR [--methods LIST] [--json OUT] [--limit N]`; the index is cached
-    in `work_dir` (default `<Hark cache>/eval`)."""
+    """`eval retrieval --dataset DIR [--dataset DIR …] [--half all|select|report] [--methods LIST]
+    [--json OUT] [--limit N]`: each set's metrics table, then nDCG@10 of the sets side by side. The
+    index is cached in `work_dir` (default `<Hark cache>/eval`)."""
     from models.weights import cache_dir
 
-    dataset = limit_queries(load_beir(dataset_dir), limit)
+    dirs = [dataset_dirs] if isinstance(dataset_dirs, Path | str) else list(dataset_dirs)
     embedder = open_embedder(embedder_settings)
     if embedder.is_fallback:
         print(f"note: {embedder.fallback_reason}; evaluating with {embedder.identity}")
     work = Path(work_dir) if work_dir else cache_dir() / "eval"
-    report, _ = evaluate_dataset(dataset, embedder, store_settings, ingest, retrieval, work, methods)
-    print(
-        f"{report.dataset}: {report.queries} queries, {report.corpus} documents, {report.chunks} chunks, "
-        f"embedder {report.embedder}, candidates {retrieval.candidates}"
-    )
-    print(format_table(report))
-    floor = floor_line(report)
-    if floor:
-        print(floor)
-    print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()))
+    reports = []
+    for d in dirs:
+        dataset = limit_queries(load_beir(Path(d)), limit)
+        report, _ = evaluate_dataset(dataset, embedder, store_settings, ingest, retrieval, work, methods, half)
+        reports.append(report)
+        print(
+            f"{report.dataset}: {report.queries} queries ({half} half), {report.corpus} documents, "
+            f"{report.chunks} chunks, embedder {report.embedder}, candidates {retrieval.candidates}"
+        )
+        print(format_table(report))
+        floor = floor_line(report)
+        if floor:
+            print(floor)
+        print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items()) + "\n", flush=True)
+    print(summary_table(reports, half))
     if json_out:
-        Path(json_out).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        body = reports[0].to_json() if len(reports) == 1 else {"sets": [r.to_json() for r in reports]}
+        Path(json_out).write_text(json.dumps({**body, "half": half}, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {json_out}")
     return 0
 

@@ -142,6 +142,24 @@ def test_end_to_end_slice_through_the_real_store(tmp_path, minilm, capsys):
     # the paper's diffusion really reorders (it is not the dense order under another name)
     assert report["methods"]["dense+ppr-paper"] != report["methods"]["dense"]
 
+    # the report half: the odd-position queries only (searches cached), the side-by-side table
+    capsys.readouterr()
+    rc = eval_retrieval_command(
+        EmbedderSettings(backend="minilm"), StoreSettings(), IngestSettings(), RetrievalSettings(),
+        [data, data], ["bm25", "dense", "default"], str(out), work_dir=tmp_path / "work", half="report",
+    )
+    assert rc == 0
+    both = json.loads(out.read_text())
+    assert both["half"] == "report" and len(both["sets"]) == 2
+    odd = float(np.mean(gains[1::2]))
+    assert both["sets"][0]["methods"]["dense"]["ndcg@10"] == pytest.approx(odd, abs=0.01)
+    printed = capsys.readouterr().out
+    assert "40 queries (report half)" in printed
+    table = printed[printed.index("nDCG@10, report half"):]
+    row = next(line for line in table.splitlines() if line.startswith("slice"))
+    assert f"{both['sets'][0]['methods']['dense']['ndcg@10']:.4f}" in row
+    assert "mean, xquad=1" in table
+
 
 def test_cut_is_the_shallower_search_and_methods_override_the_settings():
     from knowledge.evaluate import OLD_DEFAULT, QueryResults, cut, standard_methods
@@ -162,3 +180,18 @@ def test_cut_is_the_shallower_search_and_methods_override_the_settings():
     assert (old.pool, old.bm25_weight, old.candidates, old.search) == ("dense", 0.5, 50, "hybrid")
     default = standard_methods(base)["default"].settings(base)
     assert (default.pool, default.bm25_weight) == ("union", 2.0)
+
+
+def test_halves_and_the_mean_over_sets():
+    from knowledge.evaluate import half_of, weighted_mean
+    from models.runtime.errors import HarkError
+
+    qids = ["a", "b", "c", "d", "e"]
+    assert half_of(qids, "select") == ["a", "c", "e"]
+    assert half_of(qids, "report") == ["b", "d"]
+    assert half_of(qids, "all") == qids
+    with pytest.raises(HarkError):
+        half_of(qids, "held")
+    # the four XQuAD views weigh as one set
+    per_set = {"nq_oracle": 0.9, "covid_faq": 0.3, "xquad_en": 1.0, "xquad_de": 0.6, "xquad_en_noisy": 0.8, "xquad_de_en": 0.6}
+    assert weighted_mean(per_set) == pytest.approx((0.9 + 0.3 + 0.75) / 3)
