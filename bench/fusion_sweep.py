@@ -71,7 +71,7 @@ def collected(name: str, work: Path, embedder):
     from knowledge.evaluate import collect_cached, index_dataset
     from knowledge.settings import IngestSettings, StoreSettings
 
-    ds = load_beir(EVAL / name)
+    ds = load_beir(Path(name) if "/" in name else EVAL / name)
     store = index_dataset(ds, embedder, StoreSettings(), IngestSettings(), work)
     return ds, collect_cached(ds, store, embedder, RetrievalSettings(candidates=DEPTH_N), work)
 
@@ -195,7 +195,9 @@ def print_table(title: str, names: list[str], scores: dict, half: str, sets: lis
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", action="append", default=None, help=f"set names (default: {', '.join(SETS)})")
+    ap.add_argument(
+        "--dataset", action="append", default=None, help=f"set names or BEIR folders (default: {', '.join(SETS)})"
+    )
     ap.add_argument("--work-dir", default=os.environ.get("HARK_EVAL_DIR", "/tmp/hark-eval"))
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--json", default=None)
@@ -218,7 +220,7 @@ def main() -> int:
         checks.append(Method("rrf-cut", "hybrid", "rrf", pool="dense", bm25_weight=1.0, rrf_k=60, candidates=50))
         check_with_production(prepared, results, canonical, checks, k=40)
         del results
-        data[name] = (prepared, Scorer(ds.canonical_qrels(), [p.qid for p in prepared]))
+        data[ds.name] = (prepared, Scorer(ds.canonical_qrels(), [p.qid for p in prepared]))
     t0 = time.perf_counter()
     stages = first_stages()
     if args.stages:
@@ -239,14 +241,14 @@ def main() -> int:
     verdict = judge(scores, "select")
     winner, admissible = pick(verdict, baselines)
     order = sorted((k for k in verdict if k not in baselines), key=lambda k: (verdict[k]["worst"] < 0, -verdict[k]["mean"]))
-    print_table("Sweep, admissible first, by weighted mean", [*sorted(baselines), *order[: args.top]], scores, "select", sets)
+    print_table("Sweep, admissible first, by weighted mean", [*sorted(baselines), *order[: args.top]], scores, "select", list(data))
     rr = [m.name for m in reranked]
-    print_table("Diffusion rerank on the best first stages", [*tops, *rr], scores, "select", sets)
+    print_table("Diffusion rerank on the best first stages", [*tops, *rr], scores, "select", list(data))
     print(f"\nchosen on the select half: {winner} ({'admissible' if admissible else 'NOT admissible: smallest shortfall'})")
     final = ["bm25", "dense", OLD_DEFAULT.name, winner, best_rrf, f"{winner.split('+')[0]}+paper"]
     final = [f for f in dict.fromkeys(final) if f in scores]
     for half in ("select", "held"):
-        print_table("Final", final, scores, half, sets)
+        print_table("Final", final, scores, half, list(data))
     if args.json:
         Path(args.json).write_text(json.dumps({"scores": scores, "winner": winner}, indent=1) + "\n")
     print(f"load average at end: {load_average():.1f}")

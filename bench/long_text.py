@@ -11,7 +11,10 @@ bench/fusion_sweep.py). The windows of each chunk are embedded once and cached (
 window reuses its stored vector). Per query and mode: the exact dense top-100 over all chunks; the
 full-text top-100 (cached, the embedder does not touch it) with its BM25, the BM25 of new dense
 members from the store (`fts_scores`); then `dense` and the configured `default` first stage are
-ranked by the production code (`knowledge.evaluate.rank_documents`). nDCG@10 on all queries.
+ranked by the production code (`knowledge.evaluate.rank_documents`). nDCG@10 on the select half
+(even positions: where a choice is made) and on the report half (odd), as `launch.py eval retrieval
+--half`. A set is a name under the dev data or a BEIR folder (e.g. a `bench/subset.py` copy of
+medquad_liveqa: its 15,768 passages are not in the default list, too slow to embed on a shared CPU).
 
 The long-document set `xquad_en_articles` is built from xquad_en: the five paragraphs of each of
 the 48 articles joined in corpus order into one document (title + paragraphs); each question's
@@ -33,8 +36,7 @@ import numpy as np
 
 from bench.common import EVAL, load_average
 
-SETS = ["xquad_en_articles", "nq_oracle", "xquad_en", "xquad_en_noisy", "xquad_de", "xquad_de_en",
-        "medquad_liveqa", "covid_faq"]  # fmt: skip
+SETS = ["xquad_en_articles", "nq_oracle", "xquad_en", "xquad_en_noisy", "xquad_de", "xquad_de_en", "covid_faq"]
 MODES = ["truncate", "window_mean", "maxp"]
 N = 100
 
@@ -98,7 +100,7 @@ def mode_scores(q: np.ndarray, w: np.ndarray, owner: np.ndarray, n: int, mode: s
 
 
 def run_set(ds, emb, work: Path, methods, default) -> dict[str, dict[str, float]]:
-    from knowledge.evaluate import collect_cached, index_dataset, rank_documents, score_runs
+    from knowledge.evaluate import collect_cached, half_of, index_dataset, rank_documents, score_runs
     from knowledge.retrieve import SearchResults
     from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
     from knowledge.types import Hit
@@ -128,8 +130,12 @@ def run_set(ds, emb, work: Path, methods, default) -> dict[str, dict[str, float]
             q2 = replace(qr, results=sr)
             for m in runs:
                 runs[m][qr.qid] = rank_documents(q2, methods[m], default, default.candidates, canonical)
-        scores = score_runs(ds.canonical_qrels(), runs)
-        out[mode] = {m: scores[m]["ndcg@10"] for m in runs}
+        qrels = ds.canonical_qrels()
+        out[mode] = {}
+        for half in ("select", "report"):
+            keep = half_of([qr.qid for qr in results], half)
+            scores = score_runs({q: qrels[q] for q in keep}, {m: {q: r[q] for q in keep} for m, r in runs.items()})
+            out[mode] |= {f"{m}/{half}": scores[m]["ndcg@10"] for m in runs}
         print(f"# {ds.name} {mode}: {out[mode]} ({100 * multi:.0f} % of chunks > 1 window)", file=sys.stderr)
     out["multi_window_share"] = {"chunks": multi}
     return out
@@ -157,15 +163,17 @@ def main() -> int:
     table = {}
     for name in args.dataset or SETS:
         t0 = time.perf_counter()
-        ds = articles() if name == "xquad_en_articles" else load_beir(EVAL / name)
+        ds = articles() if name == "xquad_en_articles" else load_beir(Path(name) if "/" in name else EVAL / name)
         table[name] = run_set(ds, emb, work, methods, default)
         print(f"# {name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    print("\n| set | chunks > 1 window | " + " | ".join(f"{m} dense" for m in MODES) + " | "
-          + " | ".join(f"{m} default" for m in MODES) + " |")  # fmt: skip
-    print("|---|---|" + "---|" * (2 * len(MODES)))
-    for name, r in table.items():
-        cells = [f"{r[m]['dense']:.4f}" for m in MODES] + [f"{r[m]['default']:.4f}" for m in MODES]
-        print(f"| {name} | {100 * r['multi_window_share']['chunks']:.0f} % | " + " | ".join(cells) + " |")
+    for half in ("select", "report"):
+        print(f"\nnDCG@10, {half} half")
+        print("| set | chunks > 1 window | " + " | ".join(f"{m} dense" for m in MODES) + " | "
+              + " | ".join(f"{m} default" for m in MODES) + " |")  # fmt: skip
+        print("|---|---|" + "---|" * (2 * len(MODES)))
+        for name, r in table.items():
+            cells = [f"{r[m][f'{k}/{half}']:.4f}" for k in ("dense", "default") for m in MODES]
+            print(f"| {Path(name).name} | {100 * r['multi_window_share']['chunks']:.0f} % | " + " | ".join(cells) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps(table, indent=1) + "\n")
     print(f"load average at end: {load_average():.1f}")
