@@ -240,6 +240,11 @@ def cut(qr: QueryResults, n: int) -> QueryResults:
     return replace(qr, results=SearchResults(dense, qr.results.fts[:n], bm25, qr.results.notices))
 
 
+def search_depth(retrieval: RetrievalSettings, methods: Sequence[Method]) -> int:
+    """How deep the cached searches must be cut for these methods: the deepest one's candidates."""
+    return max([retrieval.candidates, *(m.candidates or 0 for m in methods)])
+
+
 def rank_documents(
     qr: QueryResults,
     method: Method,
@@ -306,8 +311,10 @@ def evaluate_dataset(
     store = index_dataset(dataset, embedder, store_settings, ingest, work_dir)
     t1 = time.perf_counter()
     n = retrieval.candidates
-    # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool
-    results = collect_cached(dataset, store, embedder, retrieval, Path(work_dir))
+    # one search pass serves every method: dense top-n, full-text top-n, BM25 of the dense pool,
+    # as deep as the deepest method (old-default re-scores a dense top 50); `build_pool` cuts each
+    deep = search_depth(retrieval, [available[m] for m in names])
+    results = collect_cached(dataset, store, embedder, retrieval.model_copy(update={"candidates": deep}), Path(work_dir))
     keep = set(half_of([qr.qid for qr in results], half))
     results = [qr for qr in results if qr.qid in keep]
     t2 = time.perf_counter()

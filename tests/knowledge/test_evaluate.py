@@ -162,7 +162,7 @@ def test_end_to_end_slice_through_the_real_store(tmp_path, minilm, capsys):
 
 
 def test_cut_is_the_shallower_search_and_methods_override_the_settings():
-    from knowledge.evaluate import OLD_DEFAULT, QueryResults, cut, standard_methods
+    from knowledge.evaluate import OLD_DEFAULT, QueryResults, cut, search_depth, standard_methods
     from knowledge.retrieve import SearchResults
     from knowledge.settings import RetrievalSettings
     from knowledge.types import Hit
@@ -180,6 +180,10 @@ def test_cut_is_the_shallower_search_and_methods_override_the_settings():
     assert (old.pool, old.bm25_weight, old.candidates, old.search) == ("dense", 0.5, 50, "hybrid")
     default = standard_methods(base)["default"].settings(base)
     assert (default.pool, default.bm25_weight) == ("union", 2.0)
+    # the searches are cut as deep as the deepest method needs (old-default: a dense top 50)
+    methods = standard_methods(base)
+    assert search_depth(base, [methods["default"], methods["rrf"]]) == base.candidates == 20
+    assert search_depth(base, [methods["default"], OLD_DEFAULT]) == 50
 
 
 def test_halves_and_the_mean_over_sets():
