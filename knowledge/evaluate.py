@@ -142,7 +142,9 @@ def index_dataset(
     from knowledge.ingest import Ingestor
     from knowledge.open_library import open_store
 
-    folder = Path(work_dir) / f"{dataset.name}-{dataset.fingerprint()}-{_settings_key(ingest)}"
+    # keyed by the settings that decide the chunks (not batch sizes, commit interval, isolation)
+    content = ingest.model_dump(include={"chunk_words", "overlap_words", "max_file_mb", "extensions", "ocr"})
+    folder = Path(work_dir) / f"{dataset.name}-{dataset.fingerprint()}-{_settings_key(content)}"
     corpus_dir = folder / "corpus"
     write_corpus(dataset, corpus_dir)
     store = open_store(embedder, store_settings, str(folder / "lancedb"))
