@@ -21,6 +21,7 @@ provider's 200 ms. Times come from the page's own clock (Date.now()).
 
     python -m bench.voice                          # 3 LibriVox clips + 2 espeak questions, each way once
     python -m bench.voice --rounds 2 --json out.json
+    python -m bench.voice --rounds 0 --barge 5     # barge-in only
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float) -> dict
 def _barge(browser, url: str, onset_s: float) -> dict:
     """A typed question answered aloud; once Hark speaks, hands-free goes on and the microphone
     (the file plays from the moment it opens) speaks over it. Stop latency = the page pausing the
-    answer − the start of the user's speech."""
+    answer (paused at the first sound, `barge_hold_ms`) − the start of the user's speech."""
     ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
     page = ctx.new_page()
     page.goto(url)
@@ -218,10 +219,9 @@ def _barge(browser, url: str, onset_s: float) -> dict:
     log = page.evaluate("harkVoiceLog")
     ctx.close()
     t = {e["kind"]: e["t"] for e in reversed(log)}
-    return {
-        "stop_ms": t["cut"] - (t["mic-open"] + onset_s * 1000),
-        "barge_to_cut_ms": t["cut"] - t["barge-in"],
-    }
+    stopped = min(t.get("hold", t["cut"]), t["cut"])  # paused at the first sound, or stopped
+    speech = t["mic-open"] + onset_s * 1000
+    return {"stop_ms": stopped - speech, "cut_ms": t["cut"] - speech}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                     browser.close()
                 stops.append(r)
                 print(
-                    f"barge-in {n + 1}: playback stopped {r['stop_ms']:.0f} ms after the speech began "
-                    f"({r['barge_to_cut_ms']:.0f} ms from the server's barge-in reply)",
+                    f"barge-in {n + 1}: playback paused {r['stop_ms']:.0f} ms after the speech began, "
+                    f"stopped for good at {r['cut_ms']:.0f} ms",
                     flush=True,
                 )
         demo.close()
@@ -305,40 +305,44 @@ def main(argv: list[str] | None = None) -> int:
         "tts_voice": voice,
         "load_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
     }
-    for mode in MODES:
-        summary[mode] = {
-            "release_to_transcript_ms_p50": p50(mode, "transcript_ms"),
-            "release_to_first_text_ms_p50": p50(mode, "first_text_ms"),
-            "release_to_first_audio_ms_p50": p50(mode, "first_audio_ms"),
-            "hark_share_first_audio_ms_p50": p50(mode, "first_audio_ms") - round(TTFT * 1000),
-            "first_text_to_first_audio_ms_p50": round(
-                statistics.median(r["first_audio_ms"] - r["first_text_ms"] for r in results[mode])
-            ),
-            "wer": round(100 * wer(refs[mode], [r["heard"] for r in results[mode]]), 2),
-        }
+    if args.rounds:
+        for mode in MODES:
+            summary[mode] = {
+                "release_to_transcript_ms_p50": p50(mode, "transcript_ms"),
+                "release_to_first_text_ms_p50": p50(mode, "first_text_ms"),
+                "release_to_first_audio_ms_p50": p50(mode, "first_audio_ms"),
+                "hark_share_first_audio_ms_p50": p50(mode, "first_audio_ms") - round(TTFT * 1000),
+                "first_text_to_first_audio_ms_p50": round(
+                    statistics.median(r["first_audio_ms"] - r["first_text_ms"] for r in results[mode])
+                ),
+                "wer": round(100 * wer(refs[mode], [r["heard"] for r in results[mode]]), 2),
+            }
+        streamed = [r["heard"] for m in ("push_to_talk", "hands_free") for r in results[m]]
+        summary["wer_streaming"] = round(100 * wer(refs["push_to_talk"] + refs["hands_free"], streamed), 2)
+        summary["wer_full_clip"] = summary["record_then_transcribe"]["wer"]
+        whole = summary["record_then_transcribe"]["hark_share_first_audio_ms_p50"]
+        print()
+        print(
+            f"{'p50 ms (from release / end of speech)':26} {'transcript':>10} {'first text':>10} {'first audio':>11} "
+            f"{'Hark share':>10} {'vs whole':>8} {'text→audio':>10} {'WER %':>6}"
+        )
+        for mode in MODES:
+            s = summary[mode]
+            ratio = whole / max(1, s["hark_share_first_audio_ms_p50"])
+            print(
+                f"{mode:26} {s['release_to_transcript_ms_p50']:10} {s['release_to_first_text_ms_p50']:10} "
+                f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10} {ratio:7.2f}× "
+                f"{s['first_text_to_first_audio_ms_p50']:10} {s['wer']:6.2f}"
+            )
+    print(f"{len(clips)} clips × {args.rounds} round(s)")
     if stops:
         summary["barge_in_stop_ms_p50"] = round(statistics.median(r["stop_ms"] for r in stops))
-    streamed = [r["heard"] for m in ("push_to_talk", "hands_free") for r in results[m]]
-    summary["wer_streaming"] = round(100 * wer(refs["push_to_talk"] + refs["hands_free"], streamed), 2)
-    summary["wer_full_clip"] = summary["record_then_transcribe"]["wer"]
-    whole = summary["record_then_transcribe"]["hark_share_first_audio_ms_p50"]
-    print()
-    print(
-        f"{'p50 ms (from release / end of speech)':26} {'transcript':>10} {'first text':>10} {'first audio':>11} "
-        f"{'Hark share':>10} {'vs whole':>8} {'text→audio':>10} {'WER %':>6}"
-    )
-    for mode in MODES:
-        s = summary[mode]
-        ratio = whole / max(1, s["hark_share_first_audio_ms_p50"])
+        summary["barge_in_cut_ms_p50"] = round(statistics.median(r["cut_ms"] for r in stops))
         print(
-            f"{mode:26} {s['release_to_transcript_ms_p50']:10} {s['release_to_first_text_ms_p50']:10} "
-            f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10} {ratio:7.2f}× "
-            f"{s['first_text_to_first_audio_ms_p50']:10} {s['wer']:6.2f}"
+            f"barge-in, {len(stops)} runs: playback paused {summary['barge_in_stop_ms_p50']} ms p50 after the user "
+            f"began to speak, stopped for good at {summary['barge_in_cut_ms_p50']} ms"
         )
-    print(
-        f"{len(clips)} clips × {args.rounds} round(s); voice {voice}; load (1 min) {load_before[0]:.1f} → "
-        f"{load_after[0]:.1f}"
-    )
+    print(f"voice {voice}; load (1 min) {load_before[0]:.1f} → {load_after[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0

@@ -107,6 +107,11 @@ class VoiceActivity:
         return self.heard and self._in_speech
 
     @property
+    def run_ms(self) -> float:
+        """How long the current run of speech frames is (0 in silence), heard or not yet."""
+        return self._run * FRAME_MS if self._in_speech else 0.0
+
+    @property
     def seconds(self) -> float:
         return self.frames * FRAME / RATE
 

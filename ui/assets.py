@@ -127,6 +127,8 @@ HEAD = """
   function showPartial(html) { var el = q('#hark-partial'); if (el) { el.innerHTML = html || ''; } }
   function handle(reply) {
     if (!reply) { return; }
+    if (reply.hold) { holdPlayback(); }
+    if (reply.resume) { resumePlayback(); }
     if (reply.barge) { note('barge-in'); stopPlayback(); }
     if (reply.turn) {
       note('turn'); showPartial('');
@@ -184,9 +186,11 @@ HEAD = """
     if (token()) { fetch('/hark/mic/' + encodeURIComponent(token()) + '/playback?state=' + state, {method: 'POST'}); }
   }
   function isSpeaker(el) { return el && el.closest && el.closest('#speaker'); }
+  var held = [];  /* paused by a sound of the user's that may be speech (server: hold / resume) */
   document.addEventListener('playing', function (ev) {
     if (!isSpeaker(ev.target)) { return; }
     if (cutTag !== null && cutTag === turnTag()) { ev.target.pause(); return; }
+    if (held.length) { if (held.indexOf(ev.target) < 0) { held.push(ev.target); } ev.target.pause(); return; }
     cutTag = null; note('playing'); report('playing');
   }, true);
   ['pause', 'ended'].forEach(function (name) {
@@ -194,8 +198,18 @@ HEAD = """
       if (isSpeaker(ev.target)) { note(name); report('idle'); }
     }, true);
   });
+  function holdPlayback() {
+    document.querySelectorAll('#speaker audio').forEach(function (a) {
+      if (!a.paused) { held.push(a); a.pause(); }
+    });
+    if (held.length) { note('hold'); }
+  }
+  function resumePlayback() {
+    var h = held; held = [];
+    if (h.length) { note('resume'); h.forEach(function (a) { a.play(); }); }
+  }
   function stopPlayback() {
-    var playing = false;
+    var playing = held.length > 0; held = [];
     document.querySelectorAll('#speaker audio').forEach(function (a) {
       if (!a.paused) { playing = true; a.pause(); }
     });

@@ -12,8 +12,9 @@ Push-to-talk (hold the button or the space bar) ends the utterance when released
 the microphone open and ends it after `end_of_turn_ms` of silence, then at once starts the next
 one, so the user can speak while Hark answers. Either way the ended utterance waits in
 `VoiceState.ended` and the page presses a hidden button whose Gradio event runs its turn: only
-the tail is left to decode. Speech of `barge_in_ms` while an answer runs or is being spoken
-interrupts it (the page stops playback, the answer is marked cut off).
+the tail is left to decode. A sound of `barge_hold_ms` while an answer is spoken pauses it at
+once; speech of `barge_in_ms` while an answer runs or is spoken interrupts it (the page stops
+playback, the answer is marked cut off); a sound that does not become speech lets it play on.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class VoiceState:
     end_of_turn_ms: float = 600.0
     playing: bool = False  # the page reports that it is playing a spoken answer
     barged: bool = False  # this utterance already interrupted Hark
+    held_at: float | None = None  # VAD frame at which a sound paused the playback (not yet a barge-in)
     cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -60,9 +62,17 @@ class ChunkReply:
     partial: str = ""  # the live transcript (HTML)
     turn: bool = False  # an utterance ended: press the hidden send button
     barge: bool = False  # the user interrupted Hark: stop playback now
+    hold: bool = False  # a sound while Hark speaks: pause the playback until it is known to be speech
+    resume: bool = False  # it was not (a cough, a click): play on
 
     def as_json(self) -> dict[str, Any]:
-        return {"partial": self.partial, "turn": self.turn, "barge": self.barge}
+        return {
+            "partial": self.partial,
+            "turn": self.turn,
+            "barge": self.barge,
+            "hold": self.hold,
+            "resume": self.resume,
+        }
 
 
 def partial_html(view: Any) -> str:
@@ -96,7 +106,13 @@ class VoiceLoop:
 
     # ---- audio from the page --------------------------------------------------------------------
     def chunk(
-        self, voice: VoiceState, utterance: int, samples: np.ndarray, rate: int, end: bool, quiet: bool = False
+        self,
+        voice: VoiceState,
+        utterance: int,
+        samples: np.ndarray,
+        rate: int,
+        end: bool,
+        quiet: bool = False,
     ) -> ChunkReply:
         """16-bit mono samples of recording `utterance`; `end`: the user released (`quiet`: the
         microphone was switched off, so an utterance with no speech in it is dropped silently)."""
@@ -111,7 +127,9 @@ class VoiceLoop:
                 listener.feed(samples, rate)
             except HarkError as exc:
                 log.warning("microphone chunk dropped: %s", exc.message)
-        barge = self._barge_in(voice, listener)
+        action = self._barge_in(voice, listener)
+        barge = action == "barge"
+        flags = {"barge": barge, "hold": action == "hold", "resume": action == "resume"}
         if end:
             if quiet and not listener.vad.heard:
                 with voice.lock:
@@ -123,15 +141,15 @@ class VoiceLoop:
                 if voice.listener is listener:
                     voice.ended.append(listener)
                     voice.listener = None
-            return ChunkReply(turn=True, barge=barge)
+            return ChunkReply(turn=True, **flags)
         if voice.hands_free and listener.vad.heard and not listener.vad.speaking:
             if listener.vad.silence_ms >= voice.end_of_turn_ms:
                 with voice.lock:
                     if voice.listener is listener:
                         voice.ended.append(listener)
                         self._start_locked(voice, utterance)
-                return ChunkReply(turn=True, barge=barge)
-        return ChunkReply(partial=partial_html(listener.view()), barge=barge)
+                return ChunkReply(turn=True, **flags)
+        return ChunkReply(partial=partial_html(listener.view()), **flags)
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:
@@ -139,18 +157,32 @@ class VoiceLoop:
         voice.listener = self.assistant.listening.open(voice.session)
         voice.utterance = utterance
         voice.barged = False
+        if voice.held_at is not None:
+            voice.held_at = 0  # the new utterance's VAD counts its frames from 0
 
-    def _barge_in(self, voice: VoiceState, listener: Any) -> bool:
-        """Speech long enough while Hark answers or speaks: interrupt it (once per utterance)."""
+    def _barge_in(self, voice: VoiceState, listener: Any) -> str:
+        """What the user's sound does to Hark's answer: "hold" (a sound of `barge_hold_ms` while it
+        plays: pause it), "barge" (speech of `barge_in_ms` while it runs or plays: interrupt it,
+        once per utterance), "resume" (no such speech `resume_ms` after the hold), or ""."""
         vad = listener.vad
-        answering = voice.playing or bool(getattr(voice.session, "busy", False))
-        if voice.barged or not answering or vad.speech_frames * FRAME_MS < self.settings.barge_in_ms:
-            return False
-        with voice.lock:
-            voice.barged = voice.cut_off_pending = True
-            voice.playing = False
-        self.assistant.listening.interrupt(voice.session)
-        return True
+        s = self.settings
+        held = voice.held_at is not None
+        answering = held or voice.playing or bool(getattr(voice.session, "busy", False))
+        if voice.barged or not answering:
+            return ""
+        if vad.speech_frames * FRAME_MS >= s.barge_in_ms:
+            with voice.lock:
+                voice.barged = voice.cut_off_pending = True
+                voice.playing, voice.held_at = False, None
+            self.assistant.listening.interrupt(voice.session)
+            return "barge"
+        if not held and voice.playing and vad.run_ms >= s.barge_hold_ms:
+            voice.held_at = vad.frames
+            return "hold"
+        if held and vad.run_ms == 0 and (vad.frames - voice.held_at) * FRAME_MS >= s.resume_ms:
+            voice.held_at = None
+            return "resume"
+        return ""
 
     def take_ended(self, voice: VoiceState) -> Any:
         """The oldest utterance that ended, or None."""

@@ -1,7 +1,7 @@
 """The microphone's HTTP route: the page posts raw 16-bit PCM chunks of the tab's recording.
 
     POST /hark/mic/{token}?utt=N&rate=48000[&end=1][&quiet=1]   body: int16 little-endian mono
-    → {"partial": html, "turn": bool, "barge": bool}
+    → {"partial": html, "turn": bool, "barge": bool, "hold": bool, "resume": bool}
     POST /hark/mic/{token}/playback?state=playing|idle          the page is (not) playing an answer
 
 `token` is the tab's random voice token (ui/voice.py); an unknown token is a 404, a body over
