@@ -186,11 +186,11 @@ HEAD = """
     if (token()) { fetch('/hark/mic/' + encodeURIComponent(token()) + '/playback?state=' + state, {method: 'POST'}); }
   }
   function isSpeaker(el) { return el && el.closest && el.closest('#speaker'); }
-  var held = [];  /* paused by a sound of the user's that may be speech (server: hold / resume) */
+  var held = [], onHold = false;  /* paused by a sound that may be speech (server: hold / resume) */
   document.addEventListener('playing', function (ev) {
     if (!isSpeaker(ev.target)) { return; }
     if (cutTag !== null && cutTag === turnTag()) { ev.target.pause(); return; }
-    if (held.length) { if (held.indexOf(ev.target) < 0) { held.push(ev.target); } ev.target.pause(); return; }
+    if (onHold) { if (held.indexOf(ev.target) < 0) { held.push(ev.target); } ev.target.pause(); return; }
     cutTag = null; note('playing'); report('playing');
   }, true);
   ['pause', 'ended'].forEach(function (name) {
@@ -198,18 +198,18 @@ HEAD = """
       if (isSpeaker(ev.target)) { note(name); report('idle'); }
     }, true);
   });
-  function holdPlayback() {
+  function holdPlayback() {  /* also pauses the next sentence if it starts before the resume */
+    onHold = true; note('hold');
     document.querySelectorAll('#speaker audio').forEach(function (a) {
       if (!a.paused) { held.push(a); a.pause(); }
     });
-    if (held.length) { note('hold'); }
   }
   function resumePlayback() {
-    var h = held; held = [];
-    if (h.length) { note('resume'); h.forEach(function (a) { a.play(); }); }
+    var h = held; held = []; onHold = false; note('resume');
+    h.forEach(function (a) { a.play(); });
   }
   function stopPlayback() {
-    var playing = held.length > 0; held = [];
+    var playing = onHold || held.length > 0; held = []; onHold = false;
     document.querySelectorAll('#speaker audio').forEach(function (a) {
       if (!a.paused) { playing = true; a.pause(); }
     });

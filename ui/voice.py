@@ -23,6 +23,7 @@ import html
 import logging
 import secrets
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,7 @@ from models.vad import FRAME_MS
 log = logging.getLogger(__name__)
 
 CUT_OFF = " _(cut off)_"
+SENTENCE_GAP_S = 0.8
 
 
 @dataclass(eq=False)
@@ -49,6 +51,7 @@ class VoiceState:
     hands_free: bool = False
     end_of_turn_ms: float = 600.0
     playing: bool = False  # the page reports that it is playing a spoken answer
+    idle_at: float = float("-inf")  # time.monotonic() of its last pause or end (between two sentences)
     barged: bool = False  # this utterance already interrupted Hark
     held_at: float | None = None  # VAD frame at which a sound paused the playback (not yet a barge-in)
     cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
@@ -167,7 +170,9 @@ class VoiceLoop:
         vad = listener.vad
         s = self.settings
         held = voice.held_at is not None
-        answering = held or voice.playing or bool(getattr(voice.session, "busy", False))
+        # between two spoken sentences the page is briefly idle: still speaking for the user
+        speaking = voice.playing or time.monotonic() - voice.idle_at < SENTENCE_GAP_S
+        answering = held or speaking or bool(getattr(voice.session, "busy", False))
         if voice.barged or not answering:
             return ""
         if vad.speech_frames * FRAME_MS >= s.barge_in_ms:
@@ -176,7 +181,7 @@ class VoiceLoop:
                 voice.playing, voice.held_at = False, None
             self.assistant.listening.interrupt(voice.session)
             return "barge"
-        if not held and voice.playing and vad.run_ms >= s.barge_hold_ms:
+        if not held and speaking and vad.run_ms >= s.barge_hold_ms:
             voice.held_at = vad.frames
             return "hold"
         if held and vad.run_ms == 0 and (vad.frames - voice.held_at) * FRAME_MS >= s.resume_ms:

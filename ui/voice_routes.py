@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ MAX_BODY = 1 << 20
 
 def mount_voice_routes(app: Any, loop: VoiceLoop) -> None:
     """Add the routes to the running Gradio (FastAPI) app."""
+
     async def chunk(token: str, request: Request) -> JSONResponse:
         voice = loop.find(token)
         if voice is None:
@@ -52,6 +54,8 @@ def mount_voice_routes(app: Any, loop: VoiceLoop) -> None:
         if voice is None:
             return JSONResponse({"error": "unknown voice token"}, status_code=404)
         voice.playing = request.query_params.get("state") == "playing"
+        if not voice.playing:
+            voice.idle_at = time.monotonic()
         return JSONResponse({"playing": voice.playing})
 
     app.add_api_route("/hark/mic/{token}", chunk, methods=["POST"])
