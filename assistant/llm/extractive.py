@@ -174,6 +174,11 @@ class ExtractiveAnswerer:
         top = lexical.max()
         scores = lexical / top if top > 0 else np.zeros(n)
         prior = np.array([self.rank_prior / s.block for s in sentences])
+        # without embeddings, the chunk's rank counts for a sentence that shares a word with the
+        # question, or follows one that does (the answer often comes right after the sentence that
+        # repeats the question): a sentence of the top chunk about something else is no answer
+        matched = {(s.block, s.position) for s, lex in zip(sentences, lexical, strict=True) if lex > 0}
+        related = np.array([(s.block, s.position) in matched or (s.block, s.position - 1) in matched for s in sentences])
         if _ASKS_NUMBER.search(question):
             scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
         if self.embed is not None:
@@ -188,14 +193,15 @@ class ExtractiveAnswerer:
                 for i, sim in zip(cand, sims, strict=True):
                     sentences[i].similarity = float(sim)
                 scores = scores + self.embed_weight * base
+                related[:] = True  # the similarity grades every sentence's relation to the question
             except Exception:  # noqa: BLE001 - the embedding is optional; lexical still answers
                 log.warning("embedding sentences for the extractive answer failed; lexical overlap only")
                 if top <= 0:
                     return []
         elif top <= 0:
             return []
-        for s, value, p in zip(sentences, scores, prior, strict=True):
-            s.score = float(value + p)
+        for s, value, p, rel in zip(sentences, scores, prior, related, strict=True):
+            s.score = float(value + p * rel)
         return sorted(sentences, key=lambda s: (-s.score, s.block, s.position))
 
     def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
