@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -113,13 +114,15 @@ def _f(x: float | None) -> float:
 
 
 class Retriever:
-    """`Retriever(embedder, store, settings).retrieve(query) -> Retrieval`. Thread-safe (no state)."""
+    """`Retriever(embedder, store, settings).retrieve(query) -> Retrieval`. Thread-safe (no state
+    per query; the full-text search runs on a small pool of its own beside the query embedding)."""
 
     def __init__(self, embedder: _Embedder, store: _Store, settings: RetrievalSettings) -> None:
         self.embedder = embedder
         self.store = store
         self.settings = settings
         self.reranker = DiffusionReranker(settings.rerank)
+        self._fulltext = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hark-fulltext")
 
     def retrieve(
         self,
@@ -135,6 +138,12 @@ class Retriever:
         notices: list[str] = []
         t0 = time.perf_counter()
         vec = query_vector
+        view, fulltext = None, None
+        if vec is None and self._fulltext_first(query):
+            view = self._view(query, True, notices)
+            if view is None:  # the library could not be read: nothing to search
+                return Retrieval(query, [], [], False, timings, notices)
+            fulltext = self._fulltext.submit(view.fts_search, query, n)
         if vec is None:
             try:
                 vec = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
@@ -144,7 +153,7 @@ class Retriever:
         timings["embed"] = (time.perf_counter() - t0) * 1e3
 
         t1 = time.perf_counter()
-        results = self.search(query, vec, n)
+        results = self.search(query, vec, n, view=view, fulltext=fulltext)
         pool = build_pool(results, vec, self.settings, n)
         notices += results.notices
         timings["search"] = (time.perf_counter() - t1) * 1e3
@@ -158,20 +167,41 @@ class Retriever:
         retrieval.relevant = best is not None and best >= self.settings.min_score
         return retrieval
 
-    def search(self, query: str, vec: np.ndarray | None, n: int) -> SearchResults:
-        """Run the searches the settings ask for, all on one table version (a file replaced meanwhile
-        is seen old or new, never both). Never raises; failures become notices."""
-        out = SearchResults(dense=[])
-        want_text = self.settings.search == "hybrid" or vec is None
+    def _fulltext_first(self, query: str) -> bool:
+        """Whether the full-text top-n can start before the query is embedded (it needs no vector):
+        it then runs beside the embedding."""
+        s = self.settings
+        return s.search == "hybrid" and (s.pool == "union" or s.fusion == "rrf") and bool(query.strip())
+
+    def _view(self, query: str, want_text: bool, notices: list[str]) -> _View | None:
+        """The store pinned to its latest version (None, with a notice, when it cannot be read)."""
         try:
             try:
-                view = self.store.view(text_search=want_text and bool(query.strip()))
+                return self.store.view(text_search=want_text and bool(query.strip()))
             except Exception as exc:  # noqa: BLE001 - e.g. the full-text index could not be built
                 log.warning("full-text index unavailable (%s: %s)", type(exc).__name__, exc)
-                view = self.store.view()
+                return self.store.view()
         except Exception as exc:  # noqa: BLE001
             log.warning("the library could not be read (%s: %s)", type(exc).__name__, exc)
-            out.notices.append("the library could not be read")
+            notices.append("the library could not be read")
+            return None
+
+    def search(
+        self,
+        query: str,
+        vec: np.ndarray | None,
+        n: int,
+        *,
+        view: _View | None = None,
+        fulltext: Future | None = None,
+    ) -> SearchResults:
+        """Run the searches the settings ask for, all on one table version (a file replaced meanwhile
+        is seen old or new, never both): `view`, when the caller pinned it, and `fulltext`, the
+        full-text top-n already started on it. Never raises; failures become notices."""
+        out = SearchResults(dense=[])
+        want_text = self.settings.search == "hybrid" or vec is None
+        view = view if view is not None else self._view(query, want_text, out.notices)
+        if view is None:
             return out
         if vec is not None:
             try:
@@ -182,7 +212,9 @@ class Retriever:
         if not want_text or not query.strip():
             return out
         try:
-            if self.settings.pool == "union" or self.settings.fusion == "rrf" or not out.dense:
+            if fulltext is not None:
+                out.fts = fulltext.result()
+            elif self.settings.pool == "union" or self.settings.fusion == "rrf" or not out.dense:
                 out.fts = view.fts_search(query, n)
             if out.dense:
                 found = {h.chunk_id: float(h.bm25_score or 0.0) for h in out.fts}
