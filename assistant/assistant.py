@@ -200,8 +200,8 @@ class Assistant:
 
     def reindex_previous(self, progress: Callable[[float, str], None] | None = None) -> Any:
         """Embed the library again when this embedder's index is empty and another embedder's (or
-        layout's) index holds it (`knowledge.reindex`): → (the plan, its IngestReport), None when
-        there was nothing to do or it failed.
+        layout's) index holds it (`knowledge.reindex`): → (what it did, in a sentence, and the
+        IngestReport), None when there was nothing to do or it failed.
         The status panel says what is happening meanwhile; a failure is logged and said there."""
         from knowledge.reindex import reindex_plan
 
@@ -223,7 +223,7 @@ class Assistant:
             self._reindexing = f"The automatic re-index failed ({exc}); use Re-index library."
             return None
         self._reindexing = ""
-        return plan, report
+        return what, report
 
     def _inline_reason(self) -> str:
         """Why this ingestion cannot run in a child process ("" when it can)."""

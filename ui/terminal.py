@@ -204,9 +204,8 @@ def reindex_first(cfg: HarkConfig, assistant: Assistant, err: TextIO) -> None:
 
     done = assistant.reindex_previous()
     if done is not None:
-        plan, report = done
-        identity = assistant.status()["embedder"].get("identity", "this embedder")
-        err.write(f"note: {plan.describe(identity)}\n{format_report(report)}\n")
+        what, report = done
+        err.write(f"note: {what}\n{format_report(report)}\n")
 
 
 # ---- chat ---------------------------------------------------------------------------------------------

@@ -45,12 +45,18 @@ def five_questions(tmp_path_factory):
     return _join(folder / "five.wav", parts[:-1])
 
 
-def _hands_free_page(browser, url, speak: bool):
+def _open_page(browser, url):
+    """A tab with microphone access, once the page has its voice token."""
     ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
     page = ctx.new_page()
     page.goto(url)
     page.locator("#question textarea").wait_for()
     page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
+    return ctx, page
+
+
+def _hands_free_page(browser, url, speak: bool):
+    ctx, page = _open_page(browser, url)
     page.get_by_role("tab", name="Settings").click()
     if speak:
         page.locator("#speak input").check()
@@ -125,11 +131,7 @@ def blip(tmp_path_factory):
 def _answer_then_open_the_microphone(browser, url):
     """A typed question answered aloud; while Hark speaks, hands-free goes on: the microphone (the
     file plays from the moment it opens) sounds over the answer."""
-    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
-    page = ctx.new_page()
-    page.goto(url)
-    page.locator("#question textarea").wait_for()
-    page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
+    ctx, page = _open_page(browser, url)
     page.get_by_role("tab", name="Settings").click()
     page.locator("#speak input").check()
     page.get_by_role("tab", name="Chat").click()
