@@ -61,8 +61,9 @@ class StreamingSettings(_Strict):
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
     end_of_turn_ms: float = Field(600.0, ge=100)  # hands-free: silence that ends the user's turn
     barge_in_ms: float = Field(300.0, ge=0)  # hands-free: speech this long while Hark speaks interrupts
-    # a sound this long while Hark speaks pauses the playback at once; it goes on when no speech of
-    # barge_in_ms follows within resume_ms (a cough, a click), and stops for good when it does
+    # a sound this long while Hark speaks pauses the playback at once; it stops for good once the
+    # sound since then (short words and their pauses) reaches barge_in_ms, and goes on after
+    # resume_ms of quiet (a cough, a click)
     barge_hold_ms: float = Field(96.0, ge=0)
     resume_ms: float = Field(600.0, ge=0)
 

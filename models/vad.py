@@ -7,7 +7,7 @@ speech/silence decision uses the hysteresis of faster-whisper's `get_speech_time
 above `threshold`, silence only below `threshold - 0.15`), and answers what a voice loop asks: has
 the user spoken at all (at least `min_speech_ms` in one run, so a cough or a click is not speech;
 after that, every speech frame counts), how long has it been silent since, and where did the last
-speech end.
+speech end; and, for sounds too short to be speech yet, how long the latest was and how long ago.
 
 One ONNX session (1 thread, ~0.1 ms a frame) is shared by every stream; its `run` is thread-safe.
 """
@@ -58,6 +58,10 @@ class VoiceActivity:
         self.heard_at: int | None = None  # frame at which the first qualifying speech run began
         self.last_speech_end = 0  # frame after the last speech frame of a qualifying run
         self._run_start = 0
+        # every sound, speech or not yet (a voice loop pauses for a short sound, not only for speech)
+        self.voiced_frames = 0  # frames in runs of any length
+        self.last_run_frames = 0  # length of the latest run, going on or ended
+        self.last_voiced_end = 0  # frame after the latest frame of any run
 
     # ---- input --------------------------------------------------------------------------------
     def feed(self, samples: np.ndarray) -> None:
@@ -83,6 +87,9 @@ class VoiceActivity:
             if not self._in_speech:
                 self._in_speech, self._run, self._run_start = True, 0, i
             self._run += 1
+            self.voiced_frames += 1
+            self.last_run_frames = self._run
+            self.last_voiced_end = i + 1
             if self.heard_at is None:
                 if self._run < self.min_speech_frames:
                     return
@@ -110,6 +117,17 @@ class VoiceActivity:
     def run_ms(self) -> float:
         """How long the current run of speech frames is (0 in silence), heard or not yet."""
         return self._run * FRAME_MS if self._in_speech else 0.0
+
+    @property
+    def last_run_ms(self) -> float:
+        """How long the latest run of speech frames is or was (a sound that ended between two
+        looks at the stream still counts)."""
+        return self.last_run_frames * FRAME_MS
+
+    @property
+    def quiet_ms(self) -> float:
+        """Silence since the latest sound of any length (since the start when there was none)."""
+        return 0.0 if self._in_speech else (self.frames - self.last_voiced_end) * FRAME_MS
 
     @property
     def seconds(self) -> float:

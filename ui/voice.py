@@ -14,7 +14,8 @@ one, so the user can speak while Hark answers. Either way the ended utterance wa
 `VoiceState.ended` and the page presses a hidden button whose Gradio event runs its turn: only
 the tail is left to decode. A sound of `barge_hold_ms` while an answer is spoken pauses it at
 once; speech of `barge_in_ms` while an answer runs or is spoken interrupts it (the page stops
-playback, the answer is marked cut off); a sound that does not become speech lets it play on.
+playback, the answer is marked cut off); a sound that does not become speech lets it play on once
+`resume_ms` of quiet follows it.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class VoiceState:
     playing: bool = False  # the page reports that it is playing a spoken answer
     idle_at: float = float("-inf")  # time.monotonic() of its last pause or end (between two sentences)
     barged: bool = False  # this utterance already interrupted Hark
-    held_at: float | None = None  # VAD frame at which a sound paused the playback (not yet a barge-in)
+    # a sound paused the playback (not yet a barge-in): the VAD's count of voiced frames before it
+    hold_voiced: int | None = None
     cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -160,32 +162,37 @@ class VoiceLoop:
         voice.listener = self.assistant.listening.open(voice.session)
         voice.utterance = utterance
         voice.barged = False
-        if voice.held_at is not None:
-            voice.held_at = 0  # the new utterance's VAD counts its frames from 0
+        if voice.hold_voiced is not None:
+            voice.hold_voiced = 0  # the new utterance's VAD counts from 0
 
     def _barge_in(self, voice: VoiceState, listener: Any) -> str:
         """What the user's sound does to Hark's answer: "hold" (a sound of `barge_hold_ms` while it
-        plays: pause it), "barge" (speech of `barge_in_ms` while it runs or plays: interrupt it,
-        once per utterance), "resume" (no such speech `resume_ms` after the hold), or ""."""
+        plays: pause it), "barge" (speech of `barge_in_ms` while it runs or is spoken, or that much
+        sound since the hold, short words and the pauses between them included: interrupt it, once
+        per utterance), "resume" (`resume_ms` of quiet after the held sound), or "".
+
+        Every rule reads the VAD's frame counts, never how the chunks happened to fall, so a busy
+        machine that posts fewer, longer chunks decides the same way."""
         vad = listener.vad
         s = self.settings
-        held = voice.held_at is not None
+        held = voice.hold_voiced is not None
         # between two spoken sentences the page is briefly idle: still speaking for the user
         speaking = voice.playing or time.monotonic() - voice.idle_at < SENTENCE_GAP_S
         answering = held or speaking or bool(getattr(voice.session, "busy", False))
         if voice.barged or not answering:
             return ""
-        if vad.speech_frames * FRAME_MS >= s.barge_in_ms:
+        since_hold = (vad.voiced_frames - voice.hold_voiced) * FRAME_MS if held else 0.0
+        if vad.speech_frames * FRAME_MS >= s.barge_in_ms or since_hold >= s.barge_in_ms:
             with voice.lock:
                 voice.barged = voice.cut_off_pending = True
-                voice.playing, voice.held_at = False, None
+                voice.playing, voice.hold_voiced = False, None
             self.assistant.listening.interrupt(voice.session)
             return "barge"
-        if not held and speaking and vad.run_ms >= s.barge_hold_ms:
-            voice.held_at = vad.frames
+        if not held and speaking and vad.last_run_ms >= s.barge_hold_ms and vad.quiet_ms < s.resume_ms:
+            voice.hold_voiced = vad.voiced_frames - vad.last_run_frames  # from the start of the sound
             return "hold"
-        if held and vad.run_ms == 0 and (vad.frames - voice.held_at) * FRAME_MS >= s.resume_ms:
-            voice.held_at = None
+        if held and vad.quiet_ms >= s.resume_ms:
+            voice.hold_voiced = None
             return "resume"
         return ""
 

@@ -100,7 +100,7 @@ def interruption(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def blip(tmp_path_factory):
-    """0.16 s of a vowel (the VAD hears a 128 ms run: long enough to pause, too short for speech)."""
+    """0.12 s of a vowel (the VAD hears 3 to 5 frames: long enough to pause, too short for speech)."""
     folder = tmp_path_factory.mktemp("blip")
     raw = folder / "ah.wav"
     subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-w", str(raw), "aah"], check=True)
@@ -118,7 +118,7 @@ def blip(tmp_path_factory):
             str(out),
             "trim",
             "0.05",
-            "0.2",
+            "0.12",
             "pad",
             "0.3",
             "3",

@@ -1,0 +1,155 @@
+"""Barge-in decisions of the voice loop on real sounds through the real Silero VAD: the same sound
+gives the same decision however the page's chunks fall (a busy machine posts fewer, longer ones).
+The speech recogniser is not part of these decisions, so the listener here only runs the VAD."""
+
+from __future__ import annotations
+
+import subprocess
+import wave
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from models import audio as audio_io
+from models.settings import StreamingSettings
+from models.vad import FRAME_MS, VoiceActivity
+from tests.ui.conftest import speak_to_wav
+from ui.voice import VoiceLoop, VoiceState
+
+RATE = 44100  # what Chromium's AudioContext ran at here
+CHUNK_MS = [46, 100, 139, 232, 418]  # ScriptProcessor buffers of 2048 samples, one to nine at a time
+
+
+class _Listener:
+    """The VAD of one utterance (what `VoiceLoop` reads for barge-in)."""
+
+    def __init__(self, settings: StreamingSettings) -> None:
+        self.vad = VoiceActivity(settings.vad_threshold, settings.min_speech_ms)
+
+    def feed(self, samples: np.ndarray, rate: int) -> None:
+        self.vad.feed(audio_io.from_array(samples, rate).samples)
+
+    def view(self):
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class _Listening:
+    def __init__(self, settings: StreamingSettings) -> None:
+        self.settings = settings
+        self.interrupted = 0
+
+    def open(self, session):
+        return _Listener(self.settings)
+
+    def interrupt(self, session) -> None:
+        self.interrupted += 1
+
+
+def _wav(path) -> np.ndarray:
+    with wave.open(str(path)) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), np.int16)
+
+
+def _resampled(path, folder) -> np.ndarray:
+    out = folder / f"{path.stem}_{RATE}.wav"
+    subprocess.run(["sox", str(path), "-r", str(RATE), str(out)], check=True)
+    return _wav(out)
+
+
+@pytest.fixture(scope="module")
+def sounds(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("voice_loop")
+    stop = speak_to_wav("stop, how much is the deposit for the flat", folder / "stop.wav")
+    ah = folder / "ah.wav"
+    subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-w", str(ah), "aah"], check=True)
+    blip = folder / "blip.wav"  # 0.12 s of a vowel: 3-4 VAD frames, long enough to pause, not speech
+    subprocess.run(
+        [
+            "sox",
+            str(ah),
+            "-r",
+            "48000",
+            "-c",
+            "1",
+            "-b",
+            "16",
+            str(blip),
+            "trim",
+            "0.05",
+            "0.12",
+            "pad",
+            "0.3",
+            "2",
+        ],
+        check=True,
+    )
+    return {"stop": _resampled(stop, folder), "blip": _resampled(blip, folder)}
+
+
+def _onset_ms(samples: np.ndarray) -> float:
+    """Where the VAD hears the first sound of the whole clip."""
+    vad = VoiceActivity()
+    clip = audio_io.from_array(samples, RATE).samples
+    for i in range(0, len(clip), 512):
+        vad.feed(clip[i : i + 512])
+        if vad.run_ms:
+            return vad.frames * FRAME_MS - vad.run_ms
+    raise AssertionError("no sound in the clip")
+
+
+def _play(samples: np.ndarray, chunk_ms: float):
+    """Post `samples` in chunks while Hark is speaking; each decision with the audio time (ms) it came at."""
+    settings = StreamingSettings()
+    listening = _Listening(settings)
+    loop = VoiceLoop(SimpleNamespace(listening=listening), settings)
+    voice = VoiceState(hands_free=True, playing=True)
+    voice.session = SimpleNamespace(busy=False)
+    step = max(1, int(RATE * chunk_ms / 1000))
+    decisions = []
+    for at in range(0, len(samples), step):
+        reply = loop.chunk(voice, 1, samples[at : at + step], RATE, end=False)
+        for kind in ("hold", "resume", "barge", "turn"):
+            if getattr(reply, kind):
+                decisions.append((kind, (at + step) * 1000 / RATE))
+    return decisions, listening, voice
+
+
+@pytest.mark.parametrize("chunk_ms", CHUNK_MS)
+def test_speech_over_the_answer_pauses_it_then_stops_it_never_resumes(sounds, chunk_ms):
+    """ "stop," is one short word and a pause before the rest: together they are speech."""
+    decisions, listening, voice = _play(sounds["stop"], chunk_ms)
+    kinds = [k for k, _ in decisions]
+    assert kinds[:2] == ["hold", "barge"], decisions
+    assert "resume" not in kinds, decisions
+    assert listening.interrupted == 1 and voice.cut_off_pending
+    hold_at = dict(decisions)["hold"]
+    settings = StreamingSettings()
+    # paused as soon as the chunk with the sound's first barge_hold_ms has arrived
+    assert hold_at - _onset_ms(sounds["stop"]) <= settings.barge_hold_ms + chunk_ms + FRAME_MS, decisions
+
+
+@pytest.mark.parametrize("chunk_ms", CHUNK_MS)
+def test_a_short_sound_pauses_the_answer_then_lets_it_play_on(sounds, chunk_ms):
+    decisions, listening, voice = _play(sounds["blip"], chunk_ms)
+    kinds = [k for k, _ in decisions]
+    assert kinds == ["hold", "resume"], decisions  # never a barge-in, never a turn
+    assert listening.interrupted == 0 and not voice.cut_off_pending
+    resume_at = dict(decisions)["resume"]
+    sound_end = _onset_ms(sounds["blip"]) + 5 * FRAME_MS  # the vowel is 3 to 5 frames long
+    settings = StreamingSettings()
+    # the quiet after the sound is what lets it play on, not the time since the pause
+    assert (
+        sound_end + settings.resume_ms - 3 * FRAME_MS
+        <= resume_at
+        <= sound_end + settings.resume_ms + chunk_ms
+    )
+
+
+def test_nothing_happens_while_the_user_is_quiet(sounds):
+    quiet = np.zeros(RATE * 2, np.int16)
+    decisions, listening, _ = _play(quiet, 100)
+    assert decisions == [] and listening.interrupted == 0
