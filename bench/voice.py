@@ -119,22 +119,14 @@ def _clips(folder: Path, librivox: int, espeak: int) -> list[tuple[Path, str, fl
 
 def _app(base: Path, llm_url: str):
     from assistant.assistant import Assistant
-    from assistant.config import ProviderSettings, load_config
-    from tests.ui.conftest import DOCS, ROOT, free_port
+    from assistant.config import ProviderSettings
+    from tests.ui.conftest import demo_library, free_port
     from ui.app import build_app, serve
     from ui.launch_plan import LaunchPlan
 
-    docs = base / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    cfg = load_config(ROOT / "config.yaml")
-    cfg.embedder.backend = "minilm"
-    cfg.speech.model = "base"
-    cfg.intent.adapter_dir = str(ROOT / "models" / "intent_adapter")
+    docs, cfg = demo_library(base, "base")
     cfg.llm.order = ["bench"]
     cfg.llm.providers = {"bench": ProviderSettings(kind="openai_compatible", model="bench", base_url=llm_url)}
-    cfg._base_dir = base
     assistant = Assistant(cfg)
     assistant.warm_up()
     assistant.ingest([docs])
@@ -237,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     from tests.llm_server import LLMServer, Reply
-    from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS
+    from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, fake_microphone
 
     load_before = os.getloadavg()
     results: dict[str, list[dict]] = {m: [] for m in MODES}
@@ -252,12 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         with sync_playwright() as p:
             for rnd in range(args.rounds):
                 for n, (path, ref, speech_end, clip_s) in enumerate(clips):
-                    extra = [
-                        "--autoplay-policy=no-user-gesture-required",  # a user has clicked the page before
-                        "--use-fake-ui-for-media-stream",
-                        "--use-fake-device-for-media-stream",
-                        f"--use-file-for-fake-audio-capture={path}%noloop",
-                    ]
+                    extra = fake_microphone(path, autoplay=True)  # a user has clicked the page before
                     browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
                     try:
                         for mode in MODES:
@@ -276,12 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in range(args.barge):
                 path, _, _, _ = clips[n % len(clips)]
                 onset = _onset(path)
-                extra = [
-                    "--autoplay-policy=no-user-gesture-required",
-                    "--use-fake-ui-for-media-stream",
-                    "--use-fake-device-for-media-stream",
-                    f"--use-file-for-fake-audio-capture={path}%noloop",
-                ]
+                extra = fake_microphone(path, autoplay=True)
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
                 try:
                     r = _barge(browser, url, onset)

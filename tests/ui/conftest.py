@@ -85,32 +85,39 @@ def spoken_question(tmp_path_factory) -> Path:
     )
 
 
+def demo_library(base: Path, speech_model: str):
+    """The tiny library's documents under `base`/docs and a config for an app over them (MiniLM,
+    `speech_model`, the trained intent adapter, data under `base`)."""
+    from assistant.config import load_config
+
+    docs = base / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    cfg = load_config(ROOT / "config.yaml")
+    cfg.embedder.backend = "minilm"
+    cfg.speech.model = speech_model
+    cfg.intent.adapter_dir = str(ROOT / "models" / "intent_adapter")
+    cfg._base_dir = base
+    return docs, cfg
+
+
 @pytest.fixture(scope="session")
 def hark_app(tmp_path_factory):
     """The real app on a free port; the tiny library is ingested before the page is served."""
     import os
 
     from assistant.assistant import Assistant
-    from assistant.config import load_config
     from models.runtime.errors import HarkError
     from ui.app import build_app, serve
     from ui.launch_plan import LaunchPlan
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     base = tmp_path_factory.mktemp("hark_app")
-    docs = base / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-
-    cfg = load_config(ROOT / "config.yaml")
-    cfg.embedder.backend = "minilm"
-    cfg.speech.model = "tiny.en"
-    cfg.speech.beam_size = 5  # trap 12: beam 5 hears espeak reliably
-    cfg.intent.adapter_dir = str(ROOT / "models" / "intent_adapter")
+    docs, cfg = demo_library(base, "tiny.en")
+    cfg.speech.beam_size = 5  # beam 5 hears espeak reliably
     cfg.ui.max_upload_mb = 1
     cfg.ui.max_upload_files = 5
-    cfg._base_dir = base
 
     assistant = Assistant(cfg)
     try:
@@ -168,6 +175,44 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
+
+
+def fake_microphone(wav: Path, autoplay: bool = False) -> tuple[str, ...]:
+    """Chromium flags for a microphone that plays `wav` once from the moment the page opens it."""
+    flags = (
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={wav}%noloop",
+    )
+    return ("--autoplay-policy=no-user-gesture-required", *flags) if autoplay else flags
+
+
+def vowel_blip(folder: Path, seconds: float, rate: int = 48000) -> Path:
+    """`seconds` of a spoken vowel between 0.3 s of quiet and 2 s of quiet: a sound, not a word."""
+    raw = folder / "ah.wav"
+    subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-w", str(raw), "aah"], check=True)
+    out = folder / f"blip_{seconds}_{rate}.wav"
+    subprocess.run(
+        [
+            "sox",
+            str(raw),
+            "-r",
+            str(rate),
+            "-c",
+            "1",
+            "-b",
+            "16",
+            str(out),
+            "trim",
+            "0.05",
+            str(seconds),
+            "pad",
+            "0.3",
+            "2",
+        ],
+        check=True,
+    )
+    return out
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.llm_server import LLMServer, Reply
-from tests.ui.conftest import app_sharing_models, chromium
+from tests.ui.conftest import app_sharing_models, chromium, fake_microphone
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,11 +17,7 @@ ANSWER_TIMEOUT = 90_000  # ms; a turn takes ~1 s, but the machine is shared
 
 @pytest.fixture(scope="module")
 def browser(spoken_question):
-    with chromium(
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={spoken_question}%noloop",
-    ) as b:
+    with chromium(*fake_microphone(spoken_question)) as b:
         yield b
 
 

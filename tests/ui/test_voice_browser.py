@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.conftest import chromium
+from tests.ui.conftest import chromium, fake_microphone
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -52,11 +52,7 @@ def _partials(page, seconds: float) -> list[str]:
 
 @pytest.fixture(scope="module")
 def question_browser(spoken_question):
-    with chromium(
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={spoken_question}%noloop",
-    ) as b:
+    with chromium(*fake_microphone(spoken_question)) as b:
         yield b
 
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.ui.conftest import chromium, speak_to_wav
+from tests.ui.conftest import chromium, fake_microphone, speak_to_wav, vowel_blip
 from tests.ui.test_voice_browser import TIMEOUT, _users
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -67,11 +67,7 @@ def _hands_free_page(browser, url, speak: bool):
 
 
 def test_hands_free_turns_one_after_another(five_questions, hark_app):
-    with chromium(
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={five_questions}%noloop",
-    ) as browser:
+    with chromium(*fake_microphone(five_questions)) as browser:
         ctx, page = _hands_free_page(browser, hark_app.url, speak=False)
         try:  # ~45 s of audio: wait for the five turns to start, then for the last transcript
             page.wait_for_function(
@@ -101,31 +97,7 @@ def interruption(tmp_path_factory):
 @pytest.fixture(scope="module")
 def blip(tmp_path_factory):
     """0.12 s of a vowel (the VAD hears 3 to 5 frames: long enough to pause, too short for speech)."""
-    folder = tmp_path_factory.mktemp("blip")
-    raw = folder / "ah.wav"
-    subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-w", str(raw), "aah"], check=True)
-    out = folder / "blip.wav"
-    subprocess.run(
-        [
-            "sox",
-            str(raw),
-            "-r",
-            "48000",
-            "-c",
-            "1",
-            "-b",
-            "16",
-            str(out),
-            "trim",
-            "0.05",
-            "0.12",
-            "pad",
-            "0.3",
-            "3",
-        ],
-        check=True,
-    )
-    return out
+    return vowel_blip(tmp_path_factory.mktemp("blip"), 0.12)
 
 
 def _answer_then_open_the_microphone(browser, url):
@@ -146,12 +118,7 @@ def _answer_then_open_the_microphone(browser, url):
 
 
 def _browser(path):
-    return chromium(
-        "--autoplay-policy=no-user-gesture-required",
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={path}%noloop",
-    )
+    return chromium(*fake_microphone(path, autoplay=True))
 
 
 def test_speaking_over_the_answer_stops_it(interruption, hark_app):

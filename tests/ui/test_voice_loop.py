@@ -14,7 +14,7 @@ import pytest
 from models import audio as audio_io
 from models.settings import StreamingSettings
 from models.vad import FRAME_MS, VoiceActivity
-from tests.ui.conftest import speak_to_wav
+from tests.ui.conftest import speak_to_wav, vowel_blip
 from ui.voice import VoiceLoop, VoiceState
 
 RATE = 44100  # what Chromium's AudioContext ran at here
@@ -64,29 +64,7 @@ def _resampled(path, folder) -> np.ndarray:
 def sounds(tmp_path_factory):
     folder = tmp_path_factory.mktemp("voice_loop")
     stop = speak_to_wav("stop, how much is the deposit for the flat", folder / "stop.wav")
-    ah = folder / "ah.wav"
-    subprocess.run(["espeak-ng", "-v", "en+m3", "-s", "150", "-w", str(ah), "aah"], check=True)
-    blip = folder / "blip.wav"  # 0.12 s of a vowel: 3-4 VAD frames, long enough to pause, not speech
-    subprocess.run(
-        [
-            "sox",
-            str(ah),
-            "-r",
-            "48000",
-            "-c",
-            "1",
-            "-b",
-            "16",
-            str(blip),
-            "trim",
-            "0.05",
-            "0.12",
-            "pad",
-            "0.3",
-            "2",
-        ],
-        check=True,
-    )
+    blip = vowel_blip(folder, 0.12)  # 3-4 VAD frames: long enough to pause, not speech
     return {"stop": _resampled(stop, folder), "blip": _resampled(blip, folder)}
 
 
