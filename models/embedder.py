@@ -24,6 +24,7 @@ import numpy as np
 
 from models.embedder_onnx import SentenceEncoder, TorchEncoder, load_pipeline
 from models.runtime.errors import ModelLoadError
+from models.runtime.once import Once
 from models.settings import EmbedderSettings
 from models.weights import cache_dir, minilm_path
 
@@ -54,8 +55,7 @@ class Embedder(ABC):
 
     def __init__(self, settings: EmbedderSettings) -> None:
         self.settings = settings
-        self._lock = threading.Lock()
-        self._loaded = False
+        self._once = Once()
 
     @property
     def identity(self) -> str:
@@ -63,12 +63,7 @@ class Embedder(ABC):
         return f"{self.name}{suffix}"
 
     def warm_up(self) -> None:
-        if self._loaded:
-            return
-        with self._lock:
-            if not self._loaded:
-                self._load()
-                self._loaded = True
+        self._once.run(self._load)
 
     @abstractmethod
     def _load(self) -> None: ...

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 from models.intent_data import LABELS, IntentExample
 from models.intent_runtime import LogitsRunner, make_runner
 from models.runtime.errors import ModelLoadError
+from models.runtime.once import Once
 from models.settings import IntentSettings
 from models.weights import minilm_path
 
@@ -131,19 +131,13 @@ class IntentClassifier:
         self.adapter_dir = Path(settings.adapter_dir).expanduser()
         if not self.adapter_dir.is_absolute():
             self.adapter_dir = (Path(base_dir) / self.adapter_dir).resolve()
-        self._lock = threading.Lock()
-        self._loaded = False
+        self._once = Once()
         self.labels: list[str] = list(LABELS)
         self._runner: LogitsRunner | None = None
         self._tokenizer: Any = None
 
     def warm_up(self) -> None:
-        if self._loaded:
-            return
-        with self._lock:
-            if not self._loaded:
-                self._load()
-                self._loaded = True
+        self._once.run(self._load)
 
     def _load(self) -> None:
         meta_file = self.adapter_dir / LABEL_MAP_FILE

@@ -27,7 +27,7 @@ def minilm_torch() -> MiniLMEmbedder:
 def _truncating(minilm: MiniLMEmbedder) -> MiniLMEmbedder:
     """The same loaded weights, with long_text: truncate."""
     t = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="truncate"))
-    t._model, t._tok, t._max, t._loaded = minilm._model, minilm._tok, minilm._max, True
+    t._model, t._tok, t._max, t._once.done = minilm._model, minilm._tok, minilm._max, True
     return t
 
 
@@ -126,7 +126,7 @@ def test_clip_architecture_shapes_and_windows(clip_random: ClipEmbedder) -> None
         clip_random._ctx,
         clip_random._torch,
     )
-    trunc._loaded = True
+    trunc._once.done = True
     first_window_only = trunc.embed_documents([texts[1]])[0]
     assert not np.allclose(first_window_only, alone, atol=1e-3)
 
@@ -151,7 +151,7 @@ def test_text_model_prefixes_and_identity(minilm) -> None:
     assert prefixed.identity != minilm.identity and prefixed.identity.startswith("st-all-minilm-l6-v2-p")
     other = MiniLMEmbedder(EmbedderSettings(query_prefix="question: ", passage_prefix="passage: "))
     assert other.identity != prefixed.identity  # another prefix is another vector space
-    prefixed._model, prefixed._tok, prefixed._max, prefixed._loaded = minilm._model, minilm._tok, minilm._max, True
+    prefixed._model, prefixed._tok, prefixed._max, prefixed._once.done = minilm._model, minilm._tok, minilm._max, True
     q, p = "how long is the notice period?", "The notice period is three months."
     assert np.allclose(prefixed.embed_query(q), minilm.embed_documents([f"query: {q}"])[0], atol=1e-5)
     assert np.allclose(prefixed.embed_documents([p])[0], minilm.embed_documents([f"passage: {p}"])[0], atol=1e-5)
