@@ -96,6 +96,8 @@ class Assistant:
                         f"Could not load the {part.name}: {type(exc).__name__}: {str(exc)[:200]}",
                         "Run `python launch.py -v` for details; see README 'Set up on a fresh machine'.",
                     ) from exc
+            if p.transcriber in wanted:
+                self.listening.warm_up()
             self.library_changed(refresh=False)
 
     # ---- sessions and turns ------------------------------------------------------------------------

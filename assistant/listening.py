@@ -31,26 +31,34 @@ class Listening:
     def __init__(self, parts: Components) -> None:
         self.parts = parts
         self._lock = threading.Lock()
-        self._tail: Any = None
-        self._tail_failed = False
+        self._extra: dict[str, Any] = {}
+        self._failed: set[str] = set()
 
-    def _tail_model(self) -> Any:
-        """The model of the pass at release when `speech.streaming.tail_model` is set (else None)."""
-        name = self.parts.cfg.speech.streaming.tail_model
-        if not name or self._tail_failed:
+    def _extra_model(self, name: str | None) -> Any:
+        """A second speech model (`speech.streaming.tail_model` / `partial_model`), loaded once;
+        None when not set or unavailable (then the main model does its passes)."""
+        if not name or name in self._failed:
             return None
         with self._lock:
-            if self._tail is None and not self._tail_failed:
+            if name not in self._extra and name not in self._failed:
                 from models.speech import Transcriber
 
                 try:
-                    tail = Transcriber(self.parts.cfg.speech.model_copy(update={"model": name}))
-                    tail.warm_up()
-                    self._tail = tail
-                except Exception:  # noqa: BLE001 - the main model does the tail pass instead
-                    log.warning("tail model %s unavailable; the main model decodes the tail", name, exc_info=True)
-                    self._tail_failed = True
-        return self._tail
+                    model = Transcriber(self.parts.cfg.speech.model_copy(update={"model": name}))
+                    model.warm_up()
+                    self._extra[name] = model
+                except Exception:  # noqa: BLE001 - the main model does these passes instead
+                    log.warning(
+                        "speech model %s unavailable; the main model does its passes", name, exc_info=True
+                    )
+                    self._failed.add(name)
+        return self._extra.get(name)
+
+    def warm_up(self) -> None:
+        """Load the configured second models now (else the first utterance waits for them)."""
+        streaming = self.parts.cfg.speech.streaming
+        self._extra_model(streaming.tail_model)
+        self._extra_model(streaming.partial_model)
 
     def open(self, session: Session | None = None) -> StreamingTranscriber | None:
         """A live transcription for one utterance; None when speech recognition is unavailable."""
@@ -69,7 +77,8 @@ class Listening:
         return StreamingTranscriber(
             transcriber,
             cfg.speech.streaming,
-            tail=self._tail_model(),
+            tail=self._extra_model(cfg.speech.streaming.tail_model),
+            partial=self._extra_model(cfg.speech.streaming.partial_model),
             on_hypothesis=early,
             max_seconds=cfg.speech.max_seconds,
         )

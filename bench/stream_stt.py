@@ -56,9 +56,14 @@ def clips() -> list[tuple[str, np.ndarray, str]]:
 
 
 def stream(
-    tr: Transcriber, tail: Transcriber | None, settings: StreamingSettings, samples: np.ndarray, hold: float
+    tr: Transcriber,
+    tail: Transcriber | None,
+    settings: StreamingSettings,
+    samples: np.ndarray,
+    hold: float,
+    partial: Transcriber | None = None,
 ):
-    st = StreamingTranscriber(tr, settings, tail=tail)
+    st = StreamingTranscriber(tr, settings, tail=tail, partial=partial)
     step = int(CHUNK * 16000)
     audio = np.concatenate([samples, np.zeros(int(hold * 16000), np.float32)])
     t_start = time.perf_counter()
@@ -73,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="base")
     ap.add_argument("--tail-model", default=None)
+    ap.add_argument("--partial-model", default=None, help="the model of the passes while speaking (e.g. tiny.en)")
     ap.add_argument("--hold", type=float, default=0.3, help="quiet seconds between the last word and release")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument(
@@ -89,7 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.tail_model:
         tail = Transcriber(SpeechSettings(model=args.tail_model))
         tail.warm_up()
-    settings = StreamingSettings(tail_model=args.tail_model)
+    partial = None
+    if args.partial_model:
+        partial = Transcriber(SpeechSettings(model=args.partial_model))
+        partial.warm_up()
+    settings = StreamingSettings(tail_model=args.tail_model, partial_model=args.partial_model)
     prefixed = settings.model_copy(update={"prefix_at_release": True}) if args.prefix else None
     data = clips()
     rows: dict[str, dict[str, list]] = {}
@@ -109,10 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                 },
             )
             if prefixed is not None:
-                res = stream(tr, tail, prefixed, samples, args.hold)
+                res = stream(tr, tail, prefixed, samples, args.hold, partial)
                 r["prefix"].append(res.text)
                 r["px_ms"].append(res.seconds * 1000)
-            res = stream(tr, tail, settings, samples, args.hold)
+            res = stream(tr, tail, settings, samples, args.hold, partial)
             r["stream"].append(res.text)
             r["st_ms"].append(res.seconds * 1000)
             r["mode"].append(res.final_pass)
@@ -140,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "model": args.model,
         "tail_model": args.tail_model,
+        "partial_model": args.partial_model,
         "hold_s": args.hold,
         "rounds": args.rounds,
         "release_to_transcript_ms_p50_streaming": round(statistics.median(st_ms)),

@@ -55,6 +55,11 @@ ANSWER = (
     "give three months [1]. Rent is 950 euros per month, due on the first working day [1]."
 )
 MODES = ("push_to_talk", "hands_free", "record_then_transcribe")
+# the turn's stages (ui.voice.VoiceState.marks, server clock = the page's clock), then the page's
+# first sound: release → the end chunk reaches the server → the transcript is ready → the turn's
+# event runs → the turn starts → … → the first clause's WAV is ready → the page plays it
+STAGES = ("release", "send", "stt_done", "turn", "transcript", "sources", "first_token", "first_clause",
+          "audio_ready", "playing")
 
 WATCH = """
 window.harkBench = {};
@@ -133,10 +138,10 @@ def _app(base: Path, llm_url: str):
     demo = build_app(assistant, cfg)
     url, _ = serve(demo, cfg, LaunchPlan("127.0.0.1", free_port(), False, None), block=False)
     voice = getattr(assistant.parts.synthesiser.get_or_none(), "engine_name", "unknown")
-    return demo, url, voice
+    return demo, url, voice, assistant
 
 
-def _one(browser, url: str, mode: str, clip_s: float, speech_end: float) -> dict:
+def _one(browser, url: str, mode: str, clip_s: float, speech_end: float, loop=None) -> dict:
     ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
     page = ctx.new_page()
     page.add_init_script(WATCH)
@@ -180,12 +185,18 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float) -> dict
         ) from None
     bench = page.evaluate("window.harkBench")
     playing = page.evaluate(f"harkVoiceLog.filter(e => e.kind === 'playing' && e.t > {start - 5000})[0].t")
+    token = page.evaluate("document.querySelector('#voice-token textarea, #voice-token input').value")
+    voice = loop.find(token) if loop is not None else None
+    marks = dict(voice.marks) if voice is not None else {}
     ctx.close()
+    marks["playing"] = playing
     return {
         "transcript_ms": bench["transcript"] - start,
         "first_text_ms": bench["first_text"] - start,
         "first_audio_ms": playing - start,
         "heard": bench.get("text_heard", "").replace("🎙️", "").strip(),
+        "stages_ms": {k: round(marks[k] - start) for k in STAGES if isinstance(marks.get(k), float | int)},
+        "final_pass": marks.get("final_pass", ""),
     }
 
 
@@ -216,6 +227,31 @@ def _barge(browser, url: str, onset_s: float) -> dict:
     return {"stop_ms": stopped - speech, "cut_ms": t["cut"] - speech}
 
 
+def _settings(text: str) -> dict:
+    """`partial_model=tiny.en,pause_ms=150` → typed values (none → None)."""
+    out: dict = {}
+    for part in text.split(","):
+        key, _, value = (x.strip() for x in part.partition("="))
+        if value.lower() in ("none", "null", ""):
+            out[key] = None
+        else:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = value
+    return out
+
+
+def _stages(runs: list[dict]) -> dict[str, int]:
+    """p50 of each stage's time over the runs that reached it."""
+    out = {}
+    for k in STAGES:
+        values = [r["stages_ms"][k] for r in runs if k in r["stages_ms"]]
+        if values:
+            out[k] = round(statistics.median(values))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--librivox", type=int, default=3, help="LibriVox clips of pocketsphinx-testdata (≤ 5)")
@@ -223,7 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1, help="times each clip is asked each way")
     ap.add_argument("--barge", type=int, default=3, help="barge-in runs (LibriVox speech over the answer)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE[,KEY=VALUE]",
+        help="also push-to-talk with these speech.streaming settings, side by side (e.g. partial_model=tiny.en)",
+    )
     args = ap.parse_args(argv)
+    variants = {f"push_to_talk[{v}]": _settings(v) for v in args.variant}
+    modes = (*MODES, *variants)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
     from playwright.sync_api import sync_playwright
@@ -232,14 +277,22 @@ def main(argv: list[str] | None = None) -> int:
     from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, fake_microphone
 
     load_before = os.getloadavg()
-    results: dict[str, list[dict]] = {m: [] for m in MODES}
-    refs: dict[str, list[str]] = {m: [] for m in MODES}
+    results: dict[str, list[dict]] = {m: [] for m in modes}
+    refs: dict[str, list[str]] = {m: [] for m in modes}
     with (
         tempfile.TemporaryDirectory() as tmp,
         LLMServer(default=Reply(ANSWER, ttft=TTFT, chunk_delay=0.025), max_lifetime=3600) as server,
     ):
         base = Path(tmp)
-        demo, url, voice = _app(base, server.openai_url)
+        demo, url, voice, assistant = _app(base, server.openai_url)
+        streaming = assistant.cfg.speech.streaming
+        defaults = streaming.model_dump()
+        for variant in variants.values():  # their second models load now, not in a measured turn
+            for key, value in variant.items():
+                setattr(streaming, key, value)
+            assistant.listening.warm_up()
+            for key in variant:
+                setattr(streaming, key, defaults[key])
         clips = _clips(base, args.librivox, args.espeak)
         with sync_playwright() as p:
             for rnd in range(args.rounds):
@@ -247,14 +300,22 @@ def main(argv: list[str] | None = None) -> int:
                     extra = fake_microphone(path, autoplay=True)  # a user has clicked the page before
                     browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
                     try:
-                        for mode in MODES:
-                            r = _one(browser, url, mode, clip_s, speech_end)
+                        for mode in modes:
+                            variant = variants.get(mode, {})
+                            for key, value in variant.items():
+                                setattr(streaming, key, value)
+                            try:
+                                r = _one(browser, url, mode.split("[")[0], clip_s, speech_end, demo.hark_voice_loop)
+                            finally:
+                                for key in variant:
+                                    setattr(streaming, key, defaults[key])
                             results[mode].append(r)
                             refs[mode].append(ref)
                             print(
                                 f"{rnd + 1}.{n + 1} {mode:22} transcript {r['transcript_ms']:6.0f} ms  first text "
                                 f"{r['first_text_ms']:6.0f} ms  first audio {r['first_audio_ms']:6.0f} ms  "
-                                f"«{r['heard']}»",
+                                f"«{r['heard']}»\n      stages " + " ".join(f"{k} {v}" for k, v in r["stages_ms"].items())
+                                + f" (pass at release: {r['final_pass'] or '—'})",
                                 flush=True,
                             )
                     finally:
@@ -288,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
     }
     if args.rounds:
-        for mode in MODES:
+        for mode in modes:
             summary[mode] = {
                 "release_to_transcript_ms_p50": p50(mode, "transcript_ms"),
                 "release_to_first_text_ms_p50": p50(mode, "first_text_ms"),
@@ -298,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                     statistics.median(r["first_audio_ms"] - r["first_text_ms"] for r in results[mode])
                 ),
                 "wer": round(100 * wer(refs[mode], [r["heard"] for r in results[mode]]), 2),
+                "stages_ms_p50": _stages(results[mode]),
+                "runs": [{"stages_ms": r["stages_ms"], "final_pass": r["final_pass"]} for r in results[mode]],
             }
         streamed = [r["heard"] for m in ("push_to_talk", "hands_free") for r in results[m]]
         summary["wer_streaming"] = round(100 * wer(refs["push_to_talk"] + refs["hands_free"], streamed), 2)
@@ -308,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{'p50 ms (from release / end of speech)':26} {'transcript':>10} {'first text':>10} {'first audio':>11} "
             f"{'Hark share':>10} {'vs whole':>8} {'text→audio':>10} {'WER %':>6}"
         )
-        for mode in MODES:
+        for mode in modes:
             s = summary[mode]
             ratio = whole / max(1, s["hark_share_first_audio_ms_p50"])
             print(
@@ -316,6 +379,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10} {ratio:7.2f}× "
                 f"{s['first_text_to_first_audio_ms_p50']:10} {s['wer']:6.2f}"
             )
+        print()
+        print("where the time goes, p50 ms from release (hands-free: end of speech) to each stage:")
+        print(f"{'':26}" + "".join(f"{k:>13}" for k in STAGES))
+        for mode in modes:
+            st = summary[mode]["stages_ms_p50"]
+            print(f"{mode:26}" + "".join(f"{st[k]:13}" if k in st else f"{'—':>13}" for k in STAGES))
     print(f"{len(clips)} clips × {args.rounds} round(s)")
     if stops:
         summary["barge_in_stop_ms_p50"] = round(statistics.median(r["stop_ms"] for r in stops))

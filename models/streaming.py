@@ -71,6 +71,7 @@ class StreamResult:
     avg_logprob: float | None  # of the pass that gave the text (as TranscriptResult)
     no_speech_prob: float | None
     speech_seconds: float
+    ready_at: float = 0.0  # time.time() when the text was ready
 
 
 def words(text: str) -> list[str]:
@@ -116,12 +117,14 @@ class StreamingTranscriber:
         transcriber: Transcriber,
         settings: StreamingSettings,
         tail: Transcriber | None = None,
+        partial: Transcriber | None = None,
         on_hypothesis: Callable[[str], None] | None = None,
         max_seconds: float = 60.0,
     ) -> None:
         self.transcriber = transcriber
         self.settings = settings
         self.tail = tail
+        self.partial = partial  # passes while the user speaks (None: the main model)
         self.on_hypothesis = on_hypothesis  # called with the text of each pass made in a pause
         self.max_samples = int(max_seconds * RATE)
         self.vad = VoiceActivity(settings.vad_threshold, settings.min_speech_ms)
@@ -133,12 +136,17 @@ class StreamingTranscriber:
         self._finishing = False
         self._last: Decoded | None = None  # the latest pass
         self._last_end = 0  # samples the latest pass covered
+        self._main: tuple[Decoded, int] | None = None  # the latest pass of the main model, its end
         self._committed = ""
         self._committed_n = 0
         self._passes = 0
         self._error: Exception | None = None
         self._inflight_end: int | None = None  # samples the running pass covers
+        self._inflight_partial = False  # ... and it runs on the partial model
         self._abandoned = False  # finish() went ahead without the running pass
+        self._ending = False  # end() was called: the transcript is being made
+        self._ended = threading.Event()  # ... and is ready (in _outcome)
+        self._outcome: StreamResult | Exception | None = None
         self._thread = threading.Thread(target=self._loop, name="hark-stream", daemon=True)
         self._thread.start()
 
@@ -207,8 +215,8 @@ class StreamingTranscriber:
             return False
         if self.vad.speaking or self.vad.silence_ms < self.settings.pause_ms:
             return new >= self.settings.interval_s * RATE
-        speech_end = self._speech_end()
-        return self._last_end < speech_end + int(self.settings.pause_ms * RATE / 1000)  # a pause
+        covered = self._main[1] if self._main is not None else 0  # by the main model
+        return covered < self._speech_end() + int(self.settings.pause_ms * RATE / 1000)  # a pause
 
     def _loop(self) -> None:
         while True:
@@ -220,9 +228,10 @@ class StreamingTranscriber:
                 end = self._samples
                 audio = self._audio_locked()[:end]
                 in_pause = not self.vad.speaking and self.vad.silence_ms >= self.settings.pause_ms
-                self._inflight_end = end
+                model = self.transcriber if in_pause or self.partial is None else self.partial
+                self._inflight_end, self._inflight_partial = end, model is not self.transcriber
             try:
-                result = self.transcriber.decode(audio)
+                result = model.decode(audio)
             except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
                 log.warning("streaming pass failed: %s", exc)
                 with self._cond:
@@ -232,6 +241,8 @@ class StreamingTranscriber:
                 self._inflight_end = None
                 if self._finishing and self._abandoned:
                     return  # finish() did not wait for this pass
+                if model is self.transcriber:
+                    self._main = (result, end)
                 self._agree(result, end)
             if in_pause and result.text and self.on_hypothesis is not None:
                 try:
@@ -253,8 +264,33 @@ class StreamingTranscriber:
         self._cond.notify_all()
 
     # ---- the end of the utterance -------------------------------------------------------------
+    def end(self) -> None:
+        """The user has stopped: start making the transcript now, in the background (at release,
+        before the turn that reads it with `finish()` has started)."""
+        with self._cond:
+            if self._ending:
+                return
+            self._ending = True
+        threading.Thread(target=self._end, name="hark-stream-end", daemon=True).start()
+
+    def _end(self) -> None:
+        try:
+            self._outcome = self._transcript()
+        except Exception as exc:  # noqa: BLE001 - finish() raises it in the caller's thread
+            self._outcome = exc
+        self._ended.set()
+
     def finish(self) -> StreamResult:
-        """The transcript, once the user has stopped. Raises SpeechInputError when no speech came."""
+        """The transcript, once the user has stopped (waits for `end()`'s work, starting it if
+        needed). Raises SpeechInputError when no speech came."""
+        self.end()
+        self._ended.wait()
+        if isinstance(self._outcome, Exception):
+            raise self._outcome
+        assert self._outcome is not None
+        return self._outcome
+
+    def _transcript(self) -> StreamResult:
         t0 = time.perf_counter()
         margin = int(self.settings.cover_margin_ms * RATE / 1000)
         with self._cond:
@@ -262,14 +298,17 @@ class StreamingTranscriber:
             inflight = self._inflight_end
             stale = inflight is not None and inflight < self._speech_end() + margin
             # a running pass that ends before the speech does cannot give the transcript: with a
-            # separate tail model, decode the tail at once instead of waiting for it
-            self._abandoned = stale and self.tail is not None
+            # separate tail model, decode the tail at once instead of waiting for it; a pass of the
+            # partial model never gives it (its own model: the last pass runs beside it)
+            self._abandoned = (stale and self.tail is not None) or (
+                inflight is not None and self._inflight_partial
+            )
             self._cond.notify_all()
         if not self._abandoned:
             self._thread.join()
         with self._cond:
             audio = self._audio_locked()
-            last, last_end, committed, passes = self._last, self._last_end, self._committed, self._passes
+            main, committed, passes = self._main, self._committed, self._passes
             error = self._error
         duration = len(audio) / RATE
         if not len(audio):
@@ -283,11 +322,11 @@ class StreamingTranscriber:
         speech_end = self._speech_end()
         if (
             error is None
-            and last is not None
-            and last.text
-            and last_end >= min(speech_end + margin, len(audio))
+            and main is not None
+            and main[0].text
+            and main[1] >= min(speech_end + margin, len(audio))
         ):
-            decoded, mode = last, "none"
+            decoded, mode = main[0], "none"
         else:
             # with the committed words forced as a prefix the release pass drops words (LibriVox WER
             # 1.4 → 7.0 %), so the main model decodes the whole utterance; only a separate tail model
@@ -312,6 +351,7 @@ class StreamingTranscriber:
             avg_logprob=decoded.avg_logprob,
             no_speech_prob=decoded.no_speech_prob,
             speech_seconds=decoded.speech_seconds,
+            ready_at=time.time(),
         )
 
     def close(self) -> None:

@@ -29,7 +29,7 @@ from ui.launch_plan import LaunchPlan, launch_plan
 from ui.library_tab import LibraryView
 from ui.page_view import citation_viewer
 from ui.render import status_markdown
-from ui.speaker import SpeechQueue, speak_sentences
+from ui.speaker import SpeechQueue
 from ui.uploads import UploadGuard
 from ui.voice import VoiceLoop
 from ui.voice_routes import mount_voice_routes
@@ -98,7 +98,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
     def speak(state: ChatState | None):
         if state is None or not getattr(state.session, "speak_answers", False):
             return
-        yield from speak_sentences(state.speech.sentences(), assistant.synthesise, on_error=gr.Warning)
+        yield from state.speech.spoken(assistant.synthesise, on_error=gr.Warning)
 
     def ask(text: str, state: ChatState | None):
         if not (text or "").strip():

@@ -30,7 +30,7 @@ from models.runtime.errors import HarkError
 from ui.render import link_citations, meta_markdown, numbered_sources, sources_html
 from ui.rerank_chart import rerank_summary, rerank_svg
 from ui.speaker import SpeechQueue
-from ui.voice import VoiceState
+from ui.voice import VoiceState, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,7 @@ class _Turn:
     candidates: list[Hit] = field(default_factory=list)
     kind: str = "documents"
     notices: list[str] = field(default_factory=list)
+    marks: dict[str, Any] = field(default_factory=dict)  # when its stages happened (VoiceState.marks)
 
     def meta(self) -> str:
         line = meta_markdown(self.intent, self.rewritten)
@@ -158,6 +159,11 @@ def run_turn(
         user_msg={"role": "user", "content": shown},
         answer_msg={"role": "assistant", "content": THINKING},
     )
+    marks = state.voice.marks
+    if "turn" in marks:  # not a spoken turn's release: the marks of this turn start here
+        marks = state.voice.marks = {}
+    marks["turn"] = now_ms()
+    turn.marks = state.speech.marks = marks
     state.turns.append(turn.view)
     state.messages += [turn.user_msg, turn.answer_msg]
     state.message_turns += [number, number]
@@ -202,8 +208,14 @@ def _fail(turn: _Turn, message: str) -> None:
     turn.answer_msg["content"] = (text + "\n\n" if text else "") + f"⚠️ {message}"
 
 
+_MARKS = {Transcript: "transcript", Sources: "sources", Token: "first_token"}
+
+
 def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None) -> bool:
     """Fold one event into the turn; True when something visible changed."""
+    name = _MARKS.get(type(event))
+    if name is not None:
+        turn.marks.setdefault(name, now_ms())
     if isinstance(event, Transcript):
         turn.user_msg["content"] = f"🎙️ {event.text}"
         turn.view.question = event.text

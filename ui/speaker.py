@@ -14,8 +14,10 @@ from __future__ import annotations
 import io
 import logging
 import queue
+import time
 import wave
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +50,7 @@ class SpeechQueue:
     def __init__(self) -> None:
         self._queue: queue.Queue[object] = queue.Queue()
         self._splitter = SentenceSplitter()
+        self.marks: dict[str, Any] = {}  # the turn's stage times (ui.voice.VoiceState.marks)
 
     def start_turn(self) -> None:
         """Forget anything left over from a stopped turn."""
@@ -78,7 +81,16 @@ class SpeechQueue:
                 return
             if item is _END:
                 return
+            self.marks.setdefault("first_clause", time.time() * 1000)  # taken to be synthesised
             yield str(item)
+
+    def spoken(
+        self, synthesise: Callable[[str], tuple[int, np.ndarray]], on_error: Callable[[str], None] | None = None
+    ) -> Iterator[bytes]:
+        """`speak_sentences` of this queue; marks when the first audio is ready."""
+        for wav in speak_sentences(self.sentences(), synthesise, on_error):
+            self.marks.setdefault("audio_ready", time.time() * 1000)
+            yield wav
 
 
 def speak_sentences(

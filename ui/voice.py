@@ -57,6 +57,9 @@ class VoiceState:
     # a sound paused the playback (not yet a barge-in): the VAD's count of voiced frames before it
     hold_voiced: int | None = None
     cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
+    # when each stage of the latest voice turn happened (epoch ms, `now_ms`): release, send,
+    # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready (bench.voice)
+    marks: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -78,6 +81,11 @@ class ChunkReply:
             "hold": self.hold,
             "resume": self.resume,
         }
+
+
+def now_ms() -> float:
+    """Wall-clock milliseconds, the clock of the page's Date.now() (for the turn's marks)."""
+    return time.time() * 1000
 
 
 def partial_html(view: Any) -> str:
@@ -144,15 +152,19 @@ class VoiceLoop:
                 return ChunkReply()
             with voice.lock:
                 if voice.listener is listener:
+                    voice.marks = {"release": now_ms()}
                     voice.ended.append(listener)
                     voice.listener = None
+            listener.end()  # the last pass starts now, not when the turn's event reaches the server
             return ChunkReply(turn=True, **flags)
         if voice.hands_free and listener.vad.heard and not listener.vad.speaking:
             if listener.vad.silence_ms >= voice.end_of_turn_ms:
                 with voice.lock:
                     if voice.listener is listener:
+                        voice.marks = {"release": now_ms()}
                         voice.ended.append(listener)
                         self._start_locked(voice, utterance)
+                listener.end()
                 return ChunkReply(turn=True, **flags)
         return ChunkReply(partial=partial_html(listener.view()), **flags)
 
@@ -201,7 +213,7 @@ class VoiceLoop:
         with voice.lock:
             return voice.ended.pop(0) if voice.ended else None
 
-    def utterance_input(self, listener: Any) -> Any:
+    def utterance_input(self, listener: Any, marks: dict[str, Any] | None = None) -> Any:
         """The turn's input for a finished utterance: the streamed transcript, or (when the stream
         heard nothing usable) the recorded samples, so the turn's own checks explain what was wrong."""
         from assistant.events import AudioInput
@@ -211,4 +223,7 @@ class VoiceLoop:
         except HarkError as exc:
             log.debug("streamed utterance unusable (%s); the turn checks the audio", exc.message)
             return AudioInput(samples=listener.audio(), sample_rate=16000)
+        if marks is not None:
+            marks["stt_done"] = result.ready_at * 1000
+            marks["final_pass"] = result.final_pass
         return self.assistant.listening.heard(result)

@@ -19,7 +19,7 @@ from typing import Any
 
 import gradio as gr
 
-from ui.voice import CUT_OFF, VoiceLoop
+from ui.voice import CUT_OFF, VoiceLoop, now_ms
 
 
 @dataclass
@@ -87,12 +87,13 @@ def wire_voice(
 
     def spoken_turn(st: Any):
         st = ensure(st)
+        st.voice.marks.setdefault("send", now_ms())
         mark_cut_off(st)
         listener = loop.take_ended(st.voice)
         if listener is None:
             yield chat_outputs(st)
             return
-        yield from turn(st, loop.utterance_input(listener))
+        yield from turn(st, loop.utterance_input(listener, st.voice.marks))
 
     def set_voice(attr: str) -> Callable[[Any, Any], Any]:
         def set_value(value: Any, st: Any) -> Any:

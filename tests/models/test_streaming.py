@@ -9,8 +9,8 @@ import pytest
 
 from bench.wer import wer
 from models import audio as audio_io
-from models.settings import StreamingSettings
-from models.speech import SpeechInputError
+from models.settings import SpeechSettings, StreamingSettings
+from models.speech import SpeechInputError, Transcriber
 from models.streaming import StreamingTranscriber, agreed_prefix, leading_words, mid_sentence
 from models.vad import VoiceActivity
 from tests.audio_data import espeak_wav, librivox_clips, shared_transcriber
@@ -130,3 +130,36 @@ def test_leading_silence_is_not_kept_while_waiting(question):
     st.feed(np.concatenate([question, _silence(0.5)]), RATE)
     text = st.finish().text.lower()
     assert "notice" in text and "rental" in text
+
+
+class _Counted(Transcriber):
+    """A real tiny.en whose passes are counted."""
+
+    def __init__(self) -> None:
+        super().__init__(SpeechSettings(model="tiny.en"))
+        self.passes = 0
+
+    def decode(self, samples, prefix=None):
+        self.passes += 1
+        return super().decode(samples, prefix)
+
+
+def test_partial_model_speaks_live_and_the_main_model_gives_the_transcript():
+    """Passes while the user speaks run on `partial`; the transcript at release is always a pass of
+    the main model, started by `end()` (at release) without waiting for a running partial pass."""
+    main, partial = _Counted(), _Counted()
+    clip = max(librivox_clips(), key=lambda c: c.path.stat().st_size)
+    samples = audio_io.load(clip.path).samples
+    st = StreamingTranscriber(main, StreamingSettings(interval_s=0.8), partial=partial)
+    for i in range(0, len(samples), 1600):
+        st.feed(samples[i : i + 1600], RATE)
+    _wait(st, 1)
+    assert partial.passes >= 1  # while the speech went on
+    st.feed(_silence(0.4), RATE)
+    st.end()
+    result = st.finish()
+    assert st.finish() is result  # one transcript, however often it is asked for
+    assert main.passes >= 1 and result.final_pass in ("none", "full")
+    assert result.ready_at <= time.time()
+    whole = main.transcribe(np.concatenate([samples, _silence(0.4)]), sample_rate=RATE)
+    assert wer([clip.reference], [result.text]) <= wer([clip.reference], [whole.text]) + 0.02

@@ -33,6 +33,9 @@ class _Listener:
     def view(self):
         return None
 
+    def end(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
