@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from knowledge import pdf_text
+
 if TYPE_CHECKING:
     from knowledge.manifest import DocumentInfo
 
@@ -157,6 +159,13 @@ def _walk(
                 out.problems.append(
                     Problem(cand.source_path, "failed", "not a regular file (device, pipe or socket)")
                 )
+
+
+def content_key(path: Path) -> str:
+    """What decides whether a file is read again: its bytes and, for a PDF, the version of the text
+    clean-up (knowledge/pdf_text.py), so a library made before a better reading re-reads its PDFs."""
+    digest = file_sha256(path)
+    return f"{digest}+pdf{pdf_text.VERSION}" if path.suffix.lower() == ".pdf" else digest
 
 
 def file_sha256(path: Path) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.chunking import chunk_document
-from knowledge.discover import Candidate, discover, file_sha256, prefixed_roots
+from knowledge.discover import Candidate, content_key, discover, prefixed_roots
 from knowledge.ingest_progress import ChunkProgress, Progress, file_kind
 from knowledge.ingest_report import FileResult, IngestReport, duplicate_note, unchanged_result
 from knowledge.loaders import LoadFailed, LoadSkipped, load_document
@@ -146,7 +146,7 @@ class _Run:
                     reason=f"larger than max_file_mb ({size / 2**20:.1f} MB > {self.settings.max_file_mb:g} MB)",
                 )
                 return
-            fhash = file_sha256(cand.path)
+            fhash = content_key(cand.path)
         except PermissionError as exc:
             self._result(sp, "failed", t0, reason=f"permission denied: {exc.strerror or exc}")
             return

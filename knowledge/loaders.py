@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from knowledge import pdf_text
 from knowledge.offline_nlp import ensure_offline_nlp
 from knowledge.text_reader import markdown_elements, text_elements
 from knowledge.visible_html import visible_html
@@ -227,6 +228,9 @@ def _load_pdf(path: Path, ocr: bool) -> LoadedDocument:
         notes.append(f"OCR on page(s) {_ranges(missing)}")
     elif missing:
         notes.append(f"page(s) {_ranges(missing)} have no text layer (OCR off or tesseract not installed)")
+    for el in elements:  # ligatures and line-end hyphens of the layout (knowledge/pdf_text.py)
+        if getattr(el, "text", None):
+            el.text = pdf_text.clean(el.text)
     doc = elements_to_document(
         elements, fallback_title=meta_title or path.stem, use_first_title=not meta_title
     )

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from knowledge.discover import discover, file_sha256, prefixed_roots
+from knowledge.discover import content_key, discover, prefixed_roots
 from knowledge.ingest_report import FileResult, IngestReport, unchanged_result
 from knowledge.manifest import DocumentInfo
 
@@ -124,7 +124,7 @@ def quick_report(paths: list[Path], settings: IngestSettings, uri: str, table: s
         try:
             if cand.path.stat().st_size > limit:
                 return None
-            fhash = file_sha256(cand.path)
+            fhash = content_key(cand.path)
         except OSError:
             return None
         res: FileResult | None = unchanged_result(manifest.get(cand.source_path), fhash, stored.get(cand.source_path, 0))

@@ -83,6 +83,15 @@ def pdf_library(tmp_path_factory, minilm):
     return _library(tmp_path_factory.mktemp("pdf_index"), minilm, docs)
 
 
+def test_the_manuals_are_indexed_as_words(pdf_library):
+    """Their layout breaks words at line ends ("manip- ulation"): the chunks hold whole words."""
+    retriever, _ = pdf_library
+    text = "\n".join(retriever.store.table.to_arrow().column("chunk_text").to_pylist())
+    broken = [m for m in re.findall(r"\b[a-z]{2,}- [a-z]{2,}\b", text) if m.split("- ")[1] not in {"and", "or", "to"}]
+    assert broken == [], broken[:10]
+    assert "manipulation" in text and "declarations" in text
+
+
 @pytest.fixture(scope="module")
 def xquad_library(tmp_path_factory, minilm):
     """40 XQuAD paragraphs (ten articles) as text files, and 60 of their questions."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.chunking import chunk_document
-from knowledge.ingest import file_sha256
+from knowledge.discover import content_key
 from knowledge.loaders import load_document
 from knowledge.settings import StoreSettings
 from knowledge.store import ChunkStore
@@ -35,7 +35,7 @@ def _expected_ids(lib: Path) -> dict[str, set[str]]:
     out = {}
     for p in sorted(lib.glob("*.md")):
         doc = load_document(p)
-        out[p.name] = {c.chunk_id for c in chunk_document(doc, p.name, file_sha256(p))}
+        out[p.name] = {c.chunk_id for c in chunk_document(doc, p.name, content_key(p))}
     return out
 
 
