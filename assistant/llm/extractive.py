@@ -7,7 +7,8 @@ content words (light stemming, English and German stop words), plus the cosine t
 an optional embedding function — one batch per answer, for the best `embed_candidates` sentences by
 overlap — plus a prior for the better-ranked chunk (`rank_prior / block`: retrieval judged the whole
 chunk, a better signal than one sentence's words; chosen on the dev sets' fit half), and for a question asking how many, how
-long or when, a lower score for a sentence that holds no number. The answer opens with the best sentence;
+long or when, a lower score for a sentence that holds no number; for a who/where/when question, a
+higher one for a sentence holding a name the question does not, or a date (`answer_kind`). The answer opens with the best sentence;
 at most one more follows for a factual question (two otherwise), only from the same document and
 only when it scores close to the best. Each sentence is cited `[n]` with the number of its context
 block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
@@ -70,8 +71,19 @@ _NUMBER = re.compile(
     r"hundert|tausend|millionen?)\b",
     re.IGNORECASE,
 )
+# what kind of answer a question asks for: a who/where question is answered by a sentence naming
+# someone or something the question does not (a capitalised word not opening the sentence), a when
+# question by one holding a year or a month
+_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|wohin)\b|\b(who|where)\b", re.I)
+_ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem jahr\b", re.I)
+_CAPITAL = re.compile(r"^[A-ZÄÖÜÀ-ÝĀ-Ž][\w'’-]+$")
+_DATE = re.compile(
+    r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Januar|Februar|März|Juni|Juli|Oktober|Dezember)\b"
+)
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
+ANSWER_TYPE = 0.5  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
 
 def raw_content_words(text: str) -> list[str]:
@@ -90,6 +102,19 @@ def stem(word: str) -> str:
 def is_factual(question: str) -> bool:
     """A question asking for one fact (who/what/when/…): answered in at most two sentences."""
     return bool(_FACTUAL.match(question)) or len(question.split()) <= 8
+
+
+def answer_kind(question: str, sentence: str) -> bool:
+    """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
+    hold (who/where), a year or a month (when). False for other questions."""
+    if _ASKS_NAME.search(question):
+        asked = {w.lower() for w in _WORD.findall(question)}
+        words = sentence.split()[1:]  # the first word is capitalised anyway
+        return any(_CAPITAL.match(w.strip("\"'“”‘’()[],.;:!?")) and w.strip("\"'“”‘’()[],.;:!?").lower() not in asked
+                   for w in words)
+    if _ASKS_DATE.search(question):
+        return bool(_DATE.search(sentence))
+    return False
 
 
 def _stem(w: str) -> str:
@@ -175,12 +200,14 @@ class ExtractiveAnswerer:
         scores = lexical / top if top > 0 else np.zeros(n)
         prior = np.array([self.rank_prior / s.block for s in sentences])
         # without embeddings, the chunk's rank counts for a sentence that shares a word with the
-        # question, or follows one that does (the answer often comes right after the sentence that
-        # repeats the question): a sentence of the top chunk about something else is no answer
+        # question, or stands next to one that does (the answer often comes right after the sentence
+        # that repeats the question, or names the subject just before it): a sentence of the top
+        # chunk about something else is no answer
         matched = {(s.block, s.position) for s, lex in zip(sentences, lexical, strict=True) if lex > 0}
-        related = np.array([(s.block, s.position) in matched or (s.block, s.position - 1) in matched for s in sentences])
+        related = np.array([any((s.block, s.position + d) in matched for d in (-1, 0, 1)) for s in sentences])
         if _ASKS_NUMBER.search(question):
             scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
+        scores = scores + ANSWER_TYPE * np.array([answer_kind(question, s.text) for s in sentences], dtype=np.float64)
         if self.embed is not None:
             cand = np.argsort(-(scores + prior), kind="stable")[: self.embed_candidates]
             try:

@@ -169,3 +169,35 @@ def test_xquad_answers_hold_the_gold_string_with_whole_distinct_sentences(xquad_
         _whole_and_distinct(answer.text, list(texts.values()))
     assert answered >= 0.95 * len(questions), f"{len(questions) - answered} false not-known"
     assert held >= 0.8 * len(questions), f"gold answer in {held}/{len(questions)}"
+
+
+# NQ questions whose answer (the person's name) is in the sentence next to the one that repeats the
+# question's words: the passage opens "Tessa Peake-Jones (born 9 May 1957) is an English actress."
+NQ_NEIGHBOURS = {
+    "p131": ("who played mark on the show the rifleman", "John Ernest Crawford"),
+    "p198": ("who played raquel in only fools and horses", "Tessa Peake-Jones"),
+    "p383": ("who played the judge in good will hunting", "James P. Flynn"),
+    "p470": ("who played the mom on what's eating gilbert grape", "Darlene Cates"),
+    "p280": ("who sang i'm gonna run away from you", "Tami Lynn"),
+}
+
+
+@pytest.fixture(scope="module")
+def nq_library(tmp_path_factory, minilm):
+    """The five passages of `NQ_NEIGHBOURS` among 10 other NQ passages, as text files."""
+    corpus = {d["_id"]: d for d in map(json.loads, (EVAL_DATA / "nq_oracle" / "corpus.jsonl").open())}
+    ids = list(NQ_NEIGHBOURS) + [i for i in list(corpus)[:40] if i not in NQ_NEIGHBOURS][:10]
+    docs = tmp_path_factory.mktemp("nq")
+    for i in ids:
+        (docs / f"{i}.txt").write_text(f"{corpus[i]['title']}\n\n{corpus[i]['text']}\n", encoding="utf-8")
+    return _library(tmp_path_factory.mktemp("nq_index"), minilm, docs), {i: corpus[i]["text"] for i in ids}
+
+
+def test_the_answer_takes_the_sentence_next_to_the_one_repeating_the_question(nq_library):
+    lib, texts = nq_library
+    for doc, (question, name) in NQ_NEIGHBOURS.items():
+        answer, decision = _ask(lib, question)
+        assert decision.answerable, (question, decision.to_trace())
+        assert name.lower() in answer.text.lower(), (question, answer.text)
+        assert answer.cited and answer.cited[0].source_path.endswith(f"{doc}.txt"), (question, answer.cited)
+        _whole_and_distinct(answer.text, [texts[doc]])
