@@ -37,8 +37,8 @@ class Listening:
     def _extra_model(self, name: str | None) -> Any:
         """A second speech model (`speech.streaming.tail_model` / `partial_model`), loaded once;
         None when not set or unavailable (then the main model does its passes)."""
-        if not name or name in self._failed:
-            return None
+        if not name or name == self.parts.cfg.speech.model or name in self._failed:
+            return None  # not set, the main model itself, or unavailable
         with self._lock:
             if name not in self._extra and name not in self._failed:
                 from models.speech import Transcriber

@@ -58,7 +58,7 @@ class StreamingSettings(_Strict):
     tail_model: str | None = None  # a second model for the pass at release (e.g. tiny.en); None: the same
     # a smaller model for the passes while the user speaks (the live transcript only; e.g. tiny.en):
     # passes in a pause and at release stay on `model`, and they never wait for one of these
-    partial_model: str | None = None
+    partial_model: str | None = "tiny.en"
     prefix_at_release: bool = False  # the pass at release decodes only after the committed words
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
