@@ -59,7 +59,7 @@ MODES = ("push_to_talk", "hands_free", "record_then_transcribe")
 # first sound: release → the end chunk reaches the server → the transcript is ready → the turn's
 # event runs → the turn starts → … → the first clause's WAV is ready → the page plays it
 STAGES = ("release", "send", "stt_done", "turn", "transcript", "sources", "first_token", "first_clause",
-          "audio_ready", "playing")
+          "audio_ready", "loadstart", "canplay", "playing")
 
 WATCH = """
 window.harkBench = {};
@@ -186,10 +186,15 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float, loop=No
     bench = page.evaluate("window.harkBench")
     playing = page.evaluate(f"harkVoiceLog.filter(e => e.kind === 'playing' && e.t > {start - 5000})[0].t")
     token = page.evaluate("document.querySelector('#voice-token textarea, #voice-token input').value")
+    log = page.evaluate("harkVoiceLog")
     voice = loop.find(token) if loop is not None else None
     marks = dict(voice.marks) if voice is not None else {}
     ctx.close()
     marks["playing"] = playing
+    for kind in ("loadstart", "canplay"):  # the page's audio element: the stream arrived, it can play
+        t = [e["t"] for e in log if e["kind"] == kind and start - 5000 < e["t"] <= playing]
+        if t:
+            marks[kind] = t[-1]
     return {
         "transcript_ms": bench["transcript"] - start,
         "first_text_ms": bench["first_text"] - start,

@@ -198,6 +198,9 @@ HEAD = """
       if (isSpeaker(ev.target)) { note(name); report('idle'); }
     }, true);
   });
+  ['loadstart', 'canplay'].forEach(function (name) {  /* the answer's audio reached the page */
+    document.addEventListener(name, function (ev) { if (isSpeaker(ev.target)) { note(name); } }, true);
+  });
   function holdPlayback() {  /* also pauses the next sentence if it starts before the resume */
     onHold = true; note('hold');
     document.querySelectorAll('#speaker audio').forEach(function (a) {

@@ -108,3 +108,25 @@ def test_a_failing_turn_replaces_the_transcribing_bubble_in_its_last_view():
         for st in run_turn(broken, state, AudioInput(path="x.wav"))
     ]
     assert views[-1][0] == NOT_HEARD and "Something went wrong" in views[-1][1]
+
+
+def test_a_voice_turn_marks_when_each_stage_happened():
+    """The marks bench.voice reads: a release's marks carry on into its turn, in the order the
+    stages ran, and the next (typed) turn starts its own."""
+    from assistant.events import Transcript
+    from ui.speaker import SpeechQueue
+
+    events = [Transcript("notice period?", 0.1), Token("Two months"), Token(", in writing [1]."), Token(" More.")]
+    events.append(Done(Answer(text="Two months, in writing [1]. More.", provider="groq"), trace={}))
+    state = ChatState(session=object())
+    state.voice.marks = {"release": 1.0}
+    speech = state.speech = SpeechQueue()
+    list(run_turn(_respond(events), state, "q", on_answer_text=speech.feed))
+    speech.finish()
+    assert list(speech.sentences())  # the speaker takes the first clause
+    marks = state.voice.marks
+    assert list(marks) == ["release", "turn", "transcript", "first_token", "first_clause"]
+    assert marks["turn"] <= marks["transcript"] <= marks["first_token"] <= marks["first_clause"]
+    state.speech = SpeechQueue()
+    list(run_turn(_respond(events[1:]), state, "typed"))
+    assert "release" not in state.voice.marks and "turn" in state.voice.marks
