@@ -12,7 +12,9 @@ paper).rerank(hits, 20)` (Hit vectors → numpy, Gram matrix, igraph PRPACK, sor
 (2) Chunk vectors are synthetic 384-d unit vectors clustered around the real passage vectors (noise
 of norm 0.6), texts are the passages themselves, written through `ChunkStore.replace_files`; the
 store builds its FTS index and, at ≥ ann_threshold (20k) chunks, its IVF index. Queries are real
-nq_oracle questions embedded live with MiniLM. Stores are cached in --work-dir.
+nq_oracle questions embedded live with MiniLM. Stores are cached in --work-dir. `--layouts
+window_mean,window_blend` runs every configuration on both chunk layouts side by side (the
+window_blend store: 1–3 synthetic windows per chunk, `build_store`).
 """
 
 from __future__ import annotations
@@ -106,12 +108,18 @@ def bench_rerank(emb, reps: int, work: Path) -> None:
     )
 
 
-def build_store(n: int, emb, work: Path):
+def build_store(n: int, emb, work: Path, layout: str = "window_mean"):
+    """`layout` window_blend: each chunk 1–3 windows (2 on average) around its passage vector, their
+    normalised sum as the chunk vector, stored as `embedder.long_text: window_blend` stores them."""
     from knowledge.settings import StoreSettings
     from knowledge.store import ChunkStore
     from knowledge.types import Chunk
+    from models.embedder import BEST_WINDOW_WEIGHT
 
-    store = ChunkStore.open(str(work / f"synthetic-{n}"), emb.identity, emb.dim, StoreSettings())
+    weight = BEST_WINDOW_WEIGHT.get(layout)
+    suffix = "" if weight is None else f"-{layout}"
+    uri = str(work / f"synthetic-{n}{suffix}")
+    store = ChunkStore.open(uri, emb.identity + suffix, emb.dim, StoreSettings(), best_window_weight=weight)
     if store.count() >= n:
         if (n >= store.settings.ann_threshold and not store.has_vector_index()) or not store.has_fts_index():
             store.update_indexes()  # an interrupted build: finish the indexes
@@ -130,17 +138,25 @@ def build_store(n: int, emb, work: Path):
         for j, i in enumerate(idx):
             path = f"syn/{i // 10}.txt"
             chunk = Chunk(f"s{i}", path, texts[owner[j]], f"doc {i // 10}")
-            files.setdefault(path, ([], []))
+            wins = vecs[j][None, :]
+            if weight is not None:
+                extra = rng.normal(scale=0.6 / np.sqrt(emb.dim), size=(i % 3, emb.dim)).astype(np.float32)
+                wins = np.concatenate([wins, centres[owner[j]] + extra]) if len(extra) else wins
+                wins /= np.linalg.norm(wins, axis=1, keepdims=True)
+            files.setdefault(path, ([], [], []))
             files[path][0].append(chunk)
-            files[path][1].append(vecs[j])
-        store.replace_files({p: (c, np.asarray(v)) for p, (c, v) in files.items()})
+            files[path][1].append(wins.sum(0) / np.linalg.norm(wins.sum(0)))
+            files[path][2].append(wins)
+        store.replace_files({p: (c, np.asarray(v), w) for p, (c, v, w) in files.items()})
     t0 = time.perf_counter()
     store.update_indexes()
     print(f"  built {n} chunks; indexes in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return store
 
 
-def bench_end_to_end(emb, sizes: list[int], queries: int, work: Path, only: list[str] | None = None) -> None:
+def bench_end_to_end(
+    emb, sizes: list[int], queries: int, work: Path, only: list[str] | None = None, layouts: tuple[str, ...] = ("window_mean",)
+) -> None:
     from knowledge.beir import load_beir
     from knowledge.retrieve import Retriever
     from knowledge.settings import RerankSettings, RetrievalSettings
@@ -161,11 +177,15 @@ def bench_end_to_end(emb, sizes: list[int], queries: int, work: Path, only: list
     if only:
         configs = {k: v for k, v in configs.items() if k.startswith(tuple(only))}
     print(f"\n(2) query embedding + search + rerank, top-50 → 20, {len(qs)} real questions, p50 (p95) ms")
-    print(f"{'chunks':>8}  {'configuration':<36}{'embed':>14}{'search':>14}{'rerank':>14}{'total':>14}")
+    print(f"{'chunks':>8}  {'configuration':<50}{'embed':>14}{'search':>14}{'rerank':>14}{'total':>14}")
     for n in sizes:
-        store = build_store(n, emb, work)
-        retrievers = {name: Retriever(emb, store, settings) for name, settings in configs.items()}
-        rows = {name: {"embed": [], "search": [], "rerank": [], "total": []} for name in configs}
+        stores = {layout: build_store(n, emb, work, layout) for layout in layouts}
+        retrievers = {
+            name + ("" if len(layouts) == 1 else f" · {layout}"): Retriever(emb, store, settings)
+            for layout, store in stores.items()
+            for name, settings in configs.items()
+        }
+        rows = {name: {"embed": [], "search": [], "rerank": [], "total": []} for name in retrievers}
         for r in retrievers.values():
             r.retrieve(qs[0])  # warm: FTS index and IVF files opened
         for q in qs:  # the configurations take turns on every question (load drifts alike)
@@ -177,7 +197,7 @@ def bench_end_to_end(emb, sizes: list[int], queries: int, work: Path, only: list
                     rows[name][k].append(out.timings_ms[k])
         for name, got in rows.items():
             cells = "".join(f"{statistics.median(v):>8.1f} ({_p(v, 0.95):>4.0f})" for v in got.values())
-            print(f"{n:>8}  {name:<36}{cells}")
+            print(f"{n:>8}  {name:<50}{cells}")
         if len(rows) > 1:
             ref = statistics.median(next(iter(rows.values()))["total"])
             for name, got in rows.items():
@@ -192,6 +212,7 @@ def main() -> int:
     ap.add_argument("--work-dir", default=os.environ.get("HARK_BENCH_DIR", "/tmp/hark-bench-retrieval"))
     ap.add_argument("--skip-rerank", action="store_true")
     ap.add_argument("--configs", default=None, help="comma-separated name prefixes, e.g. 'old,default'")
+    ap.add_argument("--layouts", default="window_mean", help="embedder.long_text layouts, e.g. window_mean,window_blend")
     args = ap.parse_args()
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
@@ -205,7 +226,8 @@ def main() -> int:
         bench_rerank(emb, args.reps, work)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if sizes:
-        bench_end_to_end(emb, sizes, args.queries, work, args.configs.split(",") if args.configs else None)
+        only = args.configs.split(",") if args.configs else None
+        bench_end_to_end(emb, sizes, args.queries, work, only, tuple(args.layouts.split(",")))
     print(f"load average at end: {load_average():.1f}")
     return 0
 

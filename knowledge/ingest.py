@@ -45,6 +45,7 @@ class _Pending:
 
     chunks: dict[str, list[Chunk]] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    windows: dict[str, list[np.ndarray]] = field(default_factory=dict)  # when the store keeps them
     infos: list[DocumentInfo] = field(default_factory=list)
     results: list[FileResult] = field(default_factory=list)
     n_chunks: int = 0
@@ -239,12 +240,21 @@ class _Run:
         texts = [c.chunk_text for sp in todo for c in p.chunks[sp]]
         t0 = time.perf_counter()
         emb = self.ing.embedder
-        vecs = emb.embed_documents(texts) if texts else np.zeros((0, emb.dim), dtype=np.float32)
+        keep_windows = self.ing.store.stores_windows
+        wins: list[np.ndarray] = []
+        if not texts:
+            vecs = np.zeros((0, emb.dim), dtype=np.float32)
+        elif keep_windows:
+            vecs, wins = emb.embed_passages(texts)
+        else:
+            vecs = emb.embed_documents(texts)
         share = (time.perf_counter() - t0) / max(1, len(texts))
         start = 0
         for sp in todo:
             n = len(p.chunks[sp])
             p.vectors[sp] = vecs[start : start + n]
+            if keep_windows:
+                p.windows[sp] = wins[start : start + n]
             start += n
         for res in p.results:
             if res.source_path in todo:
@@ -288,7 +298,9 @@ class _Run:
             return
         self._embed_pending()
         t0 = time.perf_counter()
-        self.store.replace_files({sp: (p.chunks[sp], p.vectors[sp]) for sp in p.chunks})
+        self.store.replace_files(
+            {sp: (p.chunks[sp], p.vectors[sp], *([p.windows[sp]] if sp in p.windows else [])) for sp in p.chunks}
+        )
         self.store.record(p.infos)
         per_file = (time.perf_counter() - t0) / len(p.chunks)
         for res in p.results:

@@ -42,7 +42,8 @@ def open_store(embedder: Embedder, settings: StoreSettings, uri: str) -> ChunkSt
     folder, `s3://…` or `db://…`; `HarkConfig.lancedb_uri`, see docs/storage.md)."""
     from knowledge.store import ChunkStore
 
-    return ChunkStore.open(uri, embedder.identity, embedder.dim, settings)
+    weight = getattr(embedder, "best_window_weight", None)
+    return ChunkStore.open(uri, embedder.identity, embedder.dim, settings, weight)
 
 
 def open_library(

@@ -11,7 +11,8 @@ First stage (`retrieval.search`):
   - `fusion: rrf`: reciprocal-rank fusion of the two lists, the full-text list weighted by
     `bm25_weight`.
 Every candidate carries its dense cosine (computed from its vector when it came from full-text
-search only) and its BM25, so `relevant`, the diffusion's restart vector and the answerability
+search only; a chunk whose windows are stored, `embedder.long_text: window_blend`, carries the
+score the dense search gives it) and its BM25, so `relevant`, the diffusion's restart vector and the answerability
 checks above are defined for all of them. The default was chosen on seven development sets by the
 rule in docs/results.md ("Retrieval", bench/fusion_sweep.py).
 
@@ -45,6 +46,7 @@ class _View(Protocol):
     def search(self, vec: np.ndarray, k: int, where: str | None = None) -> list[Hit]: ...
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]: ...
     def fts_scores(self, text: str, chunk_ids: list[str]) -> dict[str, float]: ...
+    def dense_scores(self, hits: list[Hit], query: np.ndarray) -> list[Hit]: ...
 
 
 class _Store(Protocol):
@@ -216,6 +218,8 @@ class Retriever:
                 out.fts = fulltext.result()
             elif self.settings.pool == "union" or self.settings.fusion == "rrf" or not out.dense:
                 out.fts = view.fts_search(query, n)
+            if vec is not None:  # a chunk scored by its windows: as the dense search scores it
+                out.fts = view.dense_scores(out.fts, vec)
             if out.dense:
                 found = {h.chunk_id: float(h.bm25_score or 0.0) for h in out.fts}
                 # the full-text hits carry their BM25 already; only the other dense hits are asked for

@@ -53,12 +53,17 @@ __all__ = ["ChunkStore", "StoreWriteError", "chunk_schema", "table_name"]
 class ChunkStore:
     """Chunks + vectors + manifest of one embedder's library. Thread-safe for one writer."""
 
-    def __init__(self, db: Any, uri: str, identity: str, dim: int, settings: StoreSettings) -> None:
+    def __init__(
+        self, db: Any, uri: str, identity: str, dim: int, settings: StoreSettings, best_window_weight: float | None = None
+    ) -> None:
         self._db = db
         self.uri = uri
         self.identity = identity
         self.dim = dim
         self.settings = settings
+        # None: one vector per chunk; else every window's vector is stored too (`windows`) and a
+        # chunk's dense score is this weight · its best window + the rest · its mean vector
+        self.best_window_weight = best_window_weight
         self.name = table_name(settings.table_prefix, identity)
         self._write_lock = threading.Lock()
         self._vectors = VectorCache(HIT_COLUMNS)
@@ -73,9 +78,15 @@ class ChunkStore:
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings) -> ChunkStore:
+    def open(
+        cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings, best_window_weight: float | None = None
+    ) -> ChunkStore:
         """The store at `uri`: a folder, `s3://bucket/prefix` (with `settings.storage_options`)…"""
-        return cls(connect(uri, settings), uri, embedder_identity, dim, settings)
+        return cls(connect(uri, settings), uri, embedder_identity, dim, settings, best_window_weight)
+
+    @property
+    def stores_windows(self) -> bool:
+        return self.best_window_weight is not None
 
     def _open_table(self) -> Any:
         if self.name in self._db.list_tables().tables:
@@ -86,8 +97,14 @@ class ChunkStore:
                     f"table {self.name} holds {stored}-dimensional vectors, the embedder gives {self.dim}",
                     "run `python launch.py ingest PATH --rebuild`",
                 )
+            if ("windows" in table.schema.names) != self.stores_windows:
+                raise HarkError(
+                    f"table {self.name} has another long-text layout than embedder.long_text",
+                    "run `python launch.py ingest PATH --rebuild`",
+                )
             return table
-        return self._db.create_table(self.name, schema=chunk_schema(self.dim), exist_ok=True)
+        schema = chunk_schema(self.dim, windows=self.stores_windows)
+        return self._db.create_table(self.name, schema=schema, exist_ok=True)
 
     def _guard(self, fn: Callable[[], T], what: str) -> T:
         try:
@@ -137,7 +154,8 @@ class ChunkStore:
     def _pin(self, version: int) -> StoreView:
         table = self._db.open_table(self.name)
         table.checkout(version)
-        view = StoreView(table, read_facts(table, fts_index_name(self.settings.fts)), self.dim, self.settings, self._vectors)
+        facts = read_facts(table, fts_index_name(self.settings.fts))
+        view = StoreView(table, facts, self.dim, self.settings, self._vectors, self.best_window_weight)
         with self._view_lock:
             if self._view is None or self._view.version < version:
                 self._view = view
@@ -232,13 +250,19 @@ class ChunkStore:
         if self._lease is not None:
             self._lease.check()
 
-    def replace_files(self, files: dict[str, tuple[list[Chunk], np.ndarray]]) -> None:
-        """Replace all chunks of these files with the given ones, in one atomic commit."""
+    def replace_files(self, files: dict[str, tuple[list[Chunk], np.ndarray] | tuple[list[Chunk], np.ndarray, list]]) -> None:
+        """Replace all chunks of these files with the given ones, in one atomic commit. Each file:
+        (chunks, their vectors) or (chunks, vectors, each chunk's window vectors); a store that keeps
+        windows and is given none stores each chunk's vector as its one window."""
         if not files:
             return
         rows: list[dict[str, Any]] = []
-        for chunks, vectors in files.values():
-            for c, v in zip(chunks, vectors, strict=True):
+        for chunks, vectors, *rest in files.values():
+            windows = rest[0] if rest else [None] * len(chunks)
+            for c, v, w in zip(chunks, vectors, windows, strict=True):
+                extra = {}
+                if self.stores_windows:
+                    extra["windows"] = list(np.asarray(v if w is None else w, dtype=np.float32).reshape(-1, self.dim))
                 rows.append(
                     {
                         "chunk_id": c.chunk_id,
@@ -253,9 +277,10 @@ class ChunkStore:
                         "text_hash": c.text_hash,
                         "embedder": self.identity,
                         "vector": np.asarray(v, dtype=np.float32),
+                        **extra,
                     }
                 )
-        data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dim))
+        data = pa.Table.from_pylist(rows, schema=chunk_schema(self.dim, windows=self.stores_windows))
         scope = "source_path IN (" + ", ".join(sql_str(p) for p in files) + ")"
         self._check_lease()
         with self._write_lock:
@@ -334,6 +359,8 @@ class ChunkStore:
             partitions,
         )
         self._table.create_index("vector", config=config, replace=True)
+        if self.stores_windows:  # the multivector column: its best-window (MaxSim) search
+            self._table.create_index("windows", config=config, replace=True)
 
 
 def _sub_vectors(dim: int) -> int:

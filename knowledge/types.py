@@ -43,6 +43,8 @@ class Hit:
     pages: list[int] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     vector: np.ndarray | list[float] | None = field(default=None, repr=False)  # unit vector
+    # (n_windows, dim) unit vectors of its encoder windows, when the store keeps them (window_blend)
+    windows: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def chunk_preview(self) -> str:
@@ -58,6 +60,7 @@ class Hit:
     def to_dict(self, with_text: bool = True) -> dict:
         d = asdict(self)
         d.pop("vector", None)
+        d.pop("windows", None)
         if not with_text:
             d.pop("chunk_text", None)
         d["chunk_preview"] = self.chunk_preview

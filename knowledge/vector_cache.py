@@ -41,18 +41,29 @@ class Snapshot:
     version: int
     matrix: np.ndarray  # (n, dim) float32, unit rows
     rows: pa.Table  # the hit columns, same row order as `matrix`
+    windows: np.ndarray | None = None  # every row's window vectors, when the table stores them
+    offsets: np.ndarray | None = None  # row i's windows: windows[offsets[i]:offsets[i + 1]]
 
     def __len__(self) -> int:
         return self.rows.num_rows
 
-    def top(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(row positions, cosine scores) of the k best rows, best first (ties: lower row first)."""
+    def windows_of(self, i: int) -> np.ndarray | None:
+        if self.windows is None or self.offsets is None:
+            return None
+        return self.windows[self.offsets[i] : self.offsets[i + 1]]
+
+    def top(self, query: np.ndarray, k: int, weight: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(row positions, scores) of the k best rows, best first (ties: lower row first). The score
+        is the cosine, or with `weight` and stored windows `store_rows.blend_scores`."""
         n = len(self)
         k = min(k, n)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         with single_threaded_blas():  # OpenBLAS's idle workers would spin on the other core
-            scores = self.matrix @ query
+            if weight is not None and self.windows is not None and self.offsets is not None:
+                scores = blend_scores(query, self.matrix, self.windows, self.offsets, weight)
+            else:
+                scores = self.matrix @ query
         part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         order = part[np.lexsort((part, -scores[part]))]
         return order, scores[order]
@@ -93,7 +104,8 @@ def _load(table: Any, columns: list[str]) -> Snapshot:
     for _ in range(3):
         version = int(table.version)
         n = int(table.count_rows())
-        got = table.search().select([*columns, "vector"]).limit(n).to_arrow() if n else None
+        extra = ["windows"] if "windows" in table.schema.names else []
+        got = table.search().select([*columns, "vector", *extra]).limit(n).to_arrow() if n else None
         if int(table.version) == version:
             break
     else:
@@ -105,9 +117,14 @@ def _load(table: Any, columns: list[str]) -> Snapshot:
     if matrix is None:
         raise StaleSnapshot("some stored vectors are null")
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    rows = got.drop_columns(["vector"]).combine_chunks()
+    windows = offsets = None
+    if extra:
+        windows, offsets = window_matrix(got["windows"])
+        if np.any(np.diff(offsets) < 1):
+            raise StaleSnapshot("a stored chunk has no window vectors")
+    rows = got.drop_columns(["vector", *extra]).combine_chunks()
     log.debug("snapshot of version %d: %d rows, %.1f MB", version, rows.num_rows, rows.nbytes / 2**20)
-    return Snapshot(version, matrix, rows)
+    return Snapshot(version, matrix, rows, windows, offsets)
 
 
 def vector_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
@@ -118,3 +135,22 @@ def vector_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
         return None
     flat = col.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=True)
     return flat.reshape(len(col), -1)
+
+
+def window_matrix(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A `windows` column as (every window's vector (n_windows, dim) float32, offsets (n_rows + 1)):
+    row i's windows are rows offsets[i]:offsets[i + 1] of the matrix."""
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = col.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    matrix = vector_matrix(flat) if len(flat) else np.zeros((0, 0), np.float32)
+    return (matrix if matrix is not None else np.zeros((0, 0), np.float32)), offsets - offsets[0]
+
+
+def blend_scores(
+    query: np.ndarray, means: np.ndarray, windows: np.ndarray, offsets: np.ndarray, weight: float
+) -> np.ndarray:
+    """Each chunk's dense score: `weight` · its best window's cosine + (1 − weight) · its mean
+    vector's. Every chunk has at least one window (a short chunk's only window is its mean)."""
+    best = np.maximum.reduceat(windows @ query, offsets[:-1]) if len(offsets) > 1 else np.zeros(0, np.float32)
+    return weight * best + (1.0 - weight) * (means @ query)

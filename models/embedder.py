@@ -3,7 +3,8 @@
 Both return L2-normalised float32 vectors. Texts longer than the encoder's window are split into
 consecutive token windows whose embeddings are averaged and re-normalised (`long_text:
 window_mean`), so a 500-word chunk is embedded whole rather than its first ~60 words
-(`long_text: truncate` keeps the first window only). Heavy models load lazily, once, thread-safe.
+(`long_text: truncate` keeps the first window only; `window_blend` keeps every window's vector
+beside the mean, `embed_passages`, and the store scores the chunk by both). Heavy models load lazily, once, thread-safe.
 MiniLM runs on ONNX Runtime by default (`minilm_runtime`, models/embedder_onnx.py), CLIP on PyTorch.
 """
 
@@ -29,6 +30,12 @@ from models.settings import EmbedderSettings
 from models.weights import cache_dir, minilm_path
 
 log = logging.getLogger(__name__)
+
+
+# the table name's suffix of each long-text layout: a layout is a vector space of its own
+_LAYOUT_SUFFIX = {"window_mean": "", "truncate": "-trunc", "window_blend": "-win"}
+# layouts that store every window: the best window's weight in a chunk's score (bench/long_text.py)
+BEST_WINDOW_WEIGHT = {"window_blend": 0.5}
 
 
 def _windows(ids: list[int], size: int, overlap: int) -> list[list[int]]:
@@ -59,8 +66,13 @@ class Embedder(ABC):
 
     @property
     def identity(self) -> str:
-        suffix = "" if self.settings.long_text == "window_mean" else "-trunc"
-        return f"{self.name}{suffix}"
+        return f"{self.name}{_LAYOUT_SUFFIX[self.settings.long_text]}"
+
+    @property
+    def best_window_weight(self) -> float | None:
+        """The weight of a chunk's best window in its score when its windows are stored (the mean
+        vector's is the rest); None when a chunk is one vector."""
+        return BEST_WINDOW_WEIGHT.get(self.settings.long_text)
 
     def warm_up(self) -> None:
         self._once.run(self._load)
@@ -99,6 +111,16 @@ class Embedder(ABC):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         np.add.at(out, owners, windows)  # window_mean: the sum of unit windows, re-normalised
         return _normalise(out)
+
+    def embed_passages(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(unit mean vector of each passage, its unit window vectors (n_windows, dim)), one pass."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32), []
+        windows, owners = self.embed_windows(texts)
+        means = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(means, owners, windows)
+        bounds = np.searchsorted(owners, np.arange(len(texts) + 1))
+        return _normalise(means), [windows[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
 
     def embed_windows(self, texts: Sequence[str], prefix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(unit vector of every encoder window, index of the text it belongs to), texts in order;

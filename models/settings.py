@@ -30,8 +30,10 @@ class EmbedderSettings(_Strict):
     passage_prefix: str = ""  # put before every passage window
     # clip only: fall back to the bundled MiniLM when the CLIP weights cannot be had
     offline_fallback: bool = True
-    # how a text longer than the encoder's window is embedded
-    long_text: Literal["window_mean", "truncate"] = "window_mean"
+    # how a text longer than the encoder's window is embedded: window_mean = one vector, the mean of
+    # its windows; truncate = its first window; window_blend = a vector per window kept beside the
+    # mean, the chunk scored 0.5 · its best window + 0.5 · its mean (README "Embedder")
+    long_text: Literal["window_mean", "truncate", "window_blend"] = "window_mean"
     window_overlap_tokens: int = Field(8, ge=0)
     batch_size: int = Field(32, ge=1)
     device: str = "cpu"
