@@ -161,3 +161,15 @@ def test_text_model_prefixes_and_identity(minilm) -> None:
     wins, owners = prefixed.embed_windows([long])
     assert len(wins) > 1 and set(owners.tolist()) == {0}
     assert len(wins) >= len(minilm.embed_windows([long])[0])  # the prefix takes room in each window
+
+
+def test_embed_passages_gives_the_mean_and_every_window_in_one_pass(minilm) -> None:
+    blend = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_blend"))
+    blend._model, blend._tok, blend._max, blend._loaded = minilm._model, minilm._tok, minilm._max, True
+    texts = [FILLER * 12 + LATE_FACT, LATE_FACT]
+    means, windows = blend.embed_passages(texts)
+    assert np.allclose(means, minilm.embed_documents(texts), atol=1e-5)  # the vector column: window_mean's
+    assert [w.shape[0] for w in windows] == [2, 1]
+    assert np.allclose(np.concatenate(windows), minilm.embed_windows(texts)[0], atol=1e-6)
+    assert blend.identity == "minilm-l6-v2-win" and blend.best_window_weight == 0.5
+    assert minilm.best_window_weight is None
