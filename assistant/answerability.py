@@ -21,7 +21,9 @@ extractive answer embeds sentences, `llm.extractive_embedding`), and the intent 
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
 out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders; an
-unknown embedder uses the model fitted without the embedding features. For voice, faster-whisper's
+unknown embedder uses the model fitted without the embedding features. The window_max layout
+(`embedder.long_text`) uses its model's window_mean fit when it has none of its own: its dense score
+is that mean's cosine, or a window's higher one (a one-window chunk scores the same). For voice, faster-whisper's
 own confidence rules (Whisper's defaults: `avg_logprob < -1.0`, `no_speech_prob > 0.6`) mark an
 unsure transcript not answerable. The decision and every feature go into the turn's trace.
 """
@@ -37,6 +39,7 @@ from typing import Any
 
 from assistant.llm.extractive import ScoredSentence, content_words, raw_content_words, stem
 from knowledge.types import Hit
+from models.settings import LAYOUT_SUFFIX
 
 MODEL_FILE = Path(__file__).resolve().parent / "answerability.json"
 # the fitted inputs, chosen on the fit half by `bench/fit_answerability.py --select` (greedy: add or drop
@@ -189,7 +192,8 @@ class Answerability:
             return cls(None)
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         models = raw.get("models", {})
-        key = embedder_identity if embedder_identity in models else "lexical"
+        keys = [embedder_identity, _mean_space(embedder_identity), "lexical"]
+        key = next((k for k in keys if k in models), "lexical")
         return cls(Logistic.from_json(key, models[key]) if key in models else None)
 
     def decide(
@@ -219,3 +223,9 @@ class Answerability:
             return Decision(True, 1.0, "no_model", x, name, list(ranked))
         p = self.model.probability(x)
         return Decision(p >= self.model.threshold, p, "model", x, name, list(ranked))
+
+
+def _mean_space(identity: str | None) -> str | None:
+    """The window_mean vector space of a window_max identity (None for any other)."""
+    suffix = LAYOUT_SUFFIX["window_max"]
+    return identity[: -len(suffix)] if identity and identity.endswith(suffix) else None

@@ -13,8 +13,8 @@ paper).rerank(hits, 20)` (Hit vectors → numpy, Gram matrix, igraph PRPACK, sor
 of norm 0.6), texts are the passages themselves, written through `ChunkStore.replace_files`; the
 store builds its FTS index and, at ≥ ann_threshold (20k) chunks, its IVF index. Queries are real
 nq_oracle questions embedded live with MiniLM. Stores are cached in --work-dir. `--layouts
-window_mean,window_blend` runs every configuration on both chunk layouts side by side (the
-window_blend store: 1–3 synthetic windows per chunk, `build_store`).
+window_mean,window_max` runs every configuration on both chunk layouts side by side (the
+window_max store: 1–3 synthetic windows per chunk, `build_store`).
 """
 
 from __future__ import annotations
@@ -109,17 +109,17 @@ def bench_rerank(emb, reps: int, work: Path) -> None:
 
 
 def build_store(n: int, emb, work: Path, layout: str = "window_mean"):
-    """`layout` window_blend: each chunk 1–3 windows (2 on average) around its passage vector, their
-    normalised sum as the chunk vector, stored as `embedder.long_text: window_blend` stores them."""
+    """`layout` window_max: each chunk 1–3 windows (2 on average) around its passage vector, their
+    normalised sum as the chunk vector, stored as `embedder.long_text: window_max` stores them."""
     from knowledge.settings import StoreSettings
     from knowledge.store import ChunkStore
     from knowledge.types import Chunk
-    from models.embedder import BEST_WINDOW_WEIGHT
+    from models.settings import LAYOUT_SUFFIX
 
-    weight = BEST_WINDOW_WEIGHT.get(layout)
-    suffix = "" if weight is None else f"-{layout}"
+    suffix = LAYOUT_SUFFIX[layout]
     uri = str(work / f"synthetic-{n}{suffix}")
-    store = ChunkStore.open(uri, emb.identity + suffix, emb.dim, StoreSettings(), best_window_weight=weight)
+    store = ChunkStore.open(uri, emb.identity + suffix, emb.dim, StoreSettings())
+    windows = store.stores_windows
     if store.count() >= n:
         if (n >= store.settings.ann_threshold and not store.has_vector_index()) or not store.has_fts_index():
             store.update_indexes()  # an interrupted build: finish the indexes
@@ -139,7 +139,7 @@ def build_store(n: int, emb, work: Path, layout: str = "window_mean"):
             path = f"syn/{i // 10}.txt"
             chunk = Chunk(f"s{i}", path, texts[owner[j]], f"doc {i // 10}")
             wins = vecs[j][None, :]
-            if weight is not None:
+            if windows:
                 extra = rng.normal(scale=0.6 / np.sqrt(emb.dim), size=(i % 3, emb.dim)).astype(np.float32)
                 wins = np.concatenate([wins, centres[owner[j]] + extra]) if len(extra) else wins
                 wins /= np.linalg.norm(wins, axis=1, keepdims=True)
@@ -212,13 +212,14 @@ def main() -> int:
     ap.add_argument("--work-dir", default=os.environ.get("HARK_BENCH_DIR", "/tmp/hark-bench-retrieval"))
     ap.add_argument("--skip-rerank", action="store_true")
     ap.add_argument("--configs", default=None, help="comma-separated name prefixes, e.g. 'old,default'")
-    ap.add_argument("--layouts", default="window_mean", help="embedder.long_text layouts, e.g. window_mean,window_blend")
+    ap.add_argument("--layouts", default="window_mean", help="embedder.long_text layouts, e.g. window_mean,window_max")
     args = ap.parse_args()
     from models.embedder import MiniLMEmbedder
     from models.settings import EmbedderSettings
 
     print(f"load average at start: {load_average():.1f} on {os.cpu_count()} cores")
-    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm"))
+    # the query side is the same for every layout; the stores pick theirs (`--layouts`)
+    emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_mean"))
     emb.warm_up()
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)

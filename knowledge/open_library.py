@@ -42,8 +42,7 @@ def open_store(embedder: Embedder, settings: StoreSettings, uri: str) -> ChunkSt
     folder, `s3://…` or `db://…`; `HarkConfig.lancedb_uri`, see docs/storage.md)."""
     from knowledge.store import ChunkStore
 
-    weight = getattr(embedder, "best_window_weight", None)
-    return ChunkStore.open(uri, embedder.identity, embedder.dim, settings, weight)
+    return ChunkStore.open(uri, embedder.identity, embedder.dim, settings)
 
 
 def open_library(

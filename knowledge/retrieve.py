@@ -11,7 +11,7 @@ First stage (`retrieval.search`):
   - `fusion: rrf`: reciprocal-rank fusion of the two lists, the full-text list weighted by
     `bm25_weight`.
 Every candidate carries its dense cosine (computed from its vector when it came from full-text
-search only; a chunk whose windows are stored, `embedder.long_text: window_blend`, carries the
+search only; a chunk whose windows are stored, `embedder.long_text: window_max`, carries the
 score the dense search gives it) and its BM25, so `relevant`, the diffusion's restart vector and the answerability
 checks above are defined for all of them. The default was chosen on seven development sets by the
 rule in docs/results.md ("Retrieval", bench/fusion_sweep.py).

@@ -43,6 +43,7 @@ from knowledge.store_view import StoreView, read_facts
 from knowledge.types import Chunk, Hit
 from knowledge.vector_cache import StaleSnapshot, VectorCache
 from models.runtime.errors import HarkError
+from models.settings import stores_windows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -53,17 +54,15 @@ __all__ = ["ChunkStore", "StoreWriteError", "chunk_schema", "table_name"]
 class ChunkStore:
     """Chunks + vectors + manifest of one embedder's library. Thread-safe for one writer."""
 
-    def __init__(
-        self, db: Any, uri: str, identity: str, dim: int, settings: StoreSettings, best_window_weight: float | None = None
-    ) -> None:
+    def __init__(self, db: Any, uri: str, identity: str, dim: int, settings: StoreSettings) -> None:
         self._db = db
         self.uri = uri
         self.identity = identity
         self.dim = dim
         self.settings = settings
-        # None: one vector per chunk; else every window's vector is stored too (`windows`) and a
-        # chunk's dense score is this weight · its best window + the rest · its mean vector
-        self.best_window_weight = best_window_weight
+        # the identity names the layout: window_max stores every window's vector beside the mean
+        # (`windows`) and scores a chunk by the best cosine among them (`window_max_scores`)
+        self.stores_windows = stores_windows(identity)
         self.name = table_name(settings.table_prefix, identity)
         self._write_lock = threading.Lock()
         self._vectors = VectorCache(HIT_COLUMNS)
@@ -78,15 +77,9 @@ class ChunkStore:
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def open(
-        cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings, best_window_weight: float | None = None
-    ) -> ChunkStore:
+    def open(cls, uri: str, embedder_identity: str, dim: int, settings: StoreSettings) -> ChunkStore:
         """The store at `uri`: a folder, `s3://bucket/prefix` (with `settings.storage_options`)…"""
-        return cls(connect(uri, settings), uri, embedder_identity, dim, settings, best_window_weight)
-
-    @property
-    def stores_windows(self) -> bool:
-        return self.best_window_weight is not None
+        return cls(connect(uri, settings), uri, embedder_identity, dim, settings)
 
     def _open_table(self) -> Any:
         if self.name in self._db.list_tables().tables:
@@ -155,7 +148,7 @@ class ChunkStore:
         table = self._db.open_table(self.name)
         table.checkout(version)
         facts = read_facts(table, fts_index_name(self.settings.fts))
-        view = StoreView(table, facts, self.dim, self.settings, self._vectors, self.best_window_weight)
+        view = StoreView(table, facts, self.dim, self.settings, self._vectors, self.stores_windows)
         with self._view_lock:
             if self._view is None or self._view.version < version:
                 self._view = view

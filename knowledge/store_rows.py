@@ -1,6 +1,6 @@
 """The chunk table's layout and its rows as hits: the schema and the conversions between LanceDB
 result rows and `Hit`s (the table name of an embedder's vector space: `manifest.table_name`), and
-the score of a chunk whose windows are stored (`blend_scores`)."""
+the score of a chunk whose windows are stored (`window_max_scores`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pyarrow as pa
 
 from knowledge.manifest import sql_str
 from knowledge.types import Hit
-from knowledge.vector_cache import blend_scores, vector_matrix, window_matrix
+from knowledge.vector_cache import vector_matrix, window_matrix, window_max_scores
 
-__all__ = ["blend_scores", "chunk_schema", "hit_from_row", "ids_in", "rows_and_vectors", "window_lists"]
+__all__ = ["chunk_schema", "hit_from_row", "ids_in", "rows_and_vectors", "window_lists", "window_max_scores"]
 
 
 def chunk_schema(dim: int, windows: bool = False) -> pa.Schema:

@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from knowledge.settings import StoreSettings
-from knowledge.store_rows import blend_scores, hit_from_row, ids_in, rows_and_vectors
+from knowledge.store_rows import (
+    HIT_COLUMNS,
+    hit_from_row,
+    ids_in,
+    rows_and_vectors,
+    window_lists,
+)
 from knowledge.types import Hit
 from knowledge.vector_cache import StaleSnapshot, VectorCache
 
@@ -59,14 +65,14 @@ class StoreView:
         dim: int,
         settings: StoreSettings,
         vectors: VectorCache,
-        best_window_weight: float | None = None,
+        windows: bool = False,
     ) -> None:
         self.table = table
         self.facts = facts
         self.dim = dim
         self.settings = settings
         self._vectors = vectors
-        self.weight = best_window_weight  # None: one vector per chunk (`ChunkStore.best_window_weight`)
+        self.windows = windows  # the table stores every window's vector (`ChunkStore.stores_windows`)
 
     @property
     def version(self) -> int:
@@ -78,7 +84,7 @@ class StoreView:
     def search(
         self, query_vector: Any, k: int, where: str | None = None, exact: bool | None = None
     ) -> list[Hit]:
-        """Top-k by cosine similarity (a table with windows: by `blend_scores`, one hit per chunk).
+        """Top-k by cosine similarity (a table with windows: by `window_max_scores`, one hit per chunk).
         `exact=None`: exact below `ann_threshold`, the index above."""
         vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if vec.shape[0] != self.dim:
@@ -89,7 +95,7 @@ class StoreView:
                 return self._memory_search(vec, k)
             except StaleSnapshot as exc:
                 log.debug("in-memory search fell back to LanceDB: %s", exc)
-        if self.weight is not None:
+        if self.windows:
             return self._window_search(vec, k, where, use_exact)
         rows, vecs = rows_and_vectors(self._query(vec, "vector", k, where, use_exact).to_arrow())
         hits = []
@@ -107,12 +113,12 @@ class StoreView:
         return q.nprobes(self.settings.ann_nprobes).refine_factor(self.settings.ann_refine_factor)
 
     def _window_search(self, vec: np.ndarray, k: int, where: str | None, exact: bool) -> list[Hit]:
-        """Top-k by `blend_scores` through LanceDB: the top 2k by mean vector and the top 2k by best
-        window (the multivector column's MaxSim, for one query vector its best window's cosine)
-        scored exactly; a chunk in neither is far down both."""
+        """Top-k by `window_max_scores` through LanceDB: the top k by mean vector and the top k by
+        best window (the multivector column's MaxSim: for one query vector, its best window's
+        cosine). A chunk of the top k by the better of the two is in one of them: exact as each is."""
         found: dict[str, tuple[dict[str, Any], np.ndarray]] = {}
         for column in ("vector", "windows"):
-            rows, vecs = rows_and_vectors(self._query(vec, column, 2 * k, where, exact).to_arrow())
+            rows, vecs = rows_and_vectors(self._query(vec, column, k, where, exact).to_arrow())
             for i, r in enumerate(rows):
                 if vecs is not None:
                     found.setdefault(r["chunk_id"], (r, vecs[i]))
@@ -121,30 +127,46 @@ class StoreView:
         return [hit_from_row(r, v, score=s, dense_score=s) for s, r, v in scored[:k]]
 
     def _dense(self, query: np.ndarray, vector: Any, windows: np.ndarray | None) -> float:
-        """A chunk's dense score: its cosine, or with windows `blend_scores`."""
-        v = np.asarray(vector, dtype=np.float32)
-        if self.weight is None or windows is None or not len(windows):
-            return float(v @ query)
-        return float(blend_scores(query, v[None, :], windows, np.array([0, len(windows)]), self.weight)[0])
+        """A chunk's dense score: its cosine, or with windows `window_max_scores`."""
+        cos = float(np.asarray(vector, dtype=np.float32) @ query)
+        if not self.windows or windows is None or not len(windows):
+            return cos
+        return max(cos, float(np.max(np.asarray(windows, dtype=np.float32) @ query)))
 
     def dense_scores(self, hits: list[Hit], query: np.ndarray) -> list[Hit]:
         """The hits (full-text ones: no dense score yet) with the dense score a dense search gives
         them, when this table scores chunks by their windows; the others as they are."""
-        if self.weight is None:
+        todo = [h.chunk_id for h in hits if h.dense_score is None and h.vector is not None]
+        if not self.windows or not todo:
             return hits
         q = np.asarray(query, dtype=np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
+        windows = self._windows_of(todo)
         return [
-            replace(h, dense_score=self._dense(q, h.vector, h.windows))
-            if h.dense_score is None and h.vector is not None
+            replace(h, dense_score=self._dense(q, h.vector, windows.get(h.chunk_id, h.windows)))
+            if h.chunk_id in windows
             else h
             for h in hits
         ]
 
+    def _windows_of(self, chunk_ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored window vectors of these chunks: from the in-memory snapshot when searches use
+        it, else read from the table."""
+        if self.facts.count < self.settings.ann_threshold and self.settings.memory_search:
+            try:
+                snap = self._vectors.snapshot(self.table, self.version)
+                where = snap.positions
+                return {c: w for c in chunk_ids if c in where and (w := snap.windows_of(where[c])) is not None}
+            except StaleSnapshot as exc:
+                log.debug("windows read from LanceDB: %s", exc)
+        got = self.table.search().where(ids_in(chunk_ids)).select(["chunk_id", "windows"]).limit(len(chunk_ids))
+        tbl = got.to_arrow()
+        return dict(zip(tbl["chunk_id"].to_pylist(), window_lists(tbl["windows"]), strict=True))
+
     def _memory_search(self, vec: np.ndarray, k: int) -> list[Hit]:
         snap = self._vectors.snapshot(self.table, self.version)  # the schema fixes the dimension
         query = vec / max(float(np.linalg.norm(vec)), 1e-12)
-        positions, scores = snap.top(query, k, self.weight)
+        positions, scores = snap.top(query, k)
         rows = snap.fetch(positions)
         if snap.windows is not None:
             for r, i in zip(rows, positions, strict=True):
@@ -159,6 +181,8 @@ class StoreView:
         if not text.strip() or self.facts.count == 0:
             return []
         q = self.table.search(text, query_type="fts", fts_columns="chunk_text").limit(k)
+        if self.windows:  # the windows are read only for the hits that need them
+            q = q.select([*HIT_COLUMNS, "vector", "_score"])
         if where:
             q = q.where(where, prefilter=True)
         rows, vecs = rows_and_vectors(q.to_arrow())

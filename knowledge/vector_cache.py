@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -43,25 +44,40 @@ class Snapshot:
     rows: pa.Table  # the hit columns, same row order as `matrix`
     windows: np.ndarray | None = None  # every row's window vectors, when the table stores them
     offsets: np.ndarray | None = None  # row i's windows: windows[offsets[i]:offsets[i + 1]]
+    # the norm of each row's sum of windows: its mean vector's cosine is the sum of its windows'
+    # cosines over it (the stored mean vector is that sum, normalised), one product for both scores
+    sum_norms: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.rows.num_rows
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """chunk id → row position (built on first use, once per snapshot)."""
+        return {cid: i for i, cid in enumerate(self.rows.column("chunk_id").to_pylist())}
+
+    def window_scores(self, query: np.ndarray) -> np.ndarray:
+        """Every row's `window_max_scores` from one product over the windows."""
+        assert self.windows is not None and self.offsets is not None and self.sum_norms is not None
+        per_window = self.windows @ query
+        starts = self.offsets[:-1]
+        return np.maximum(np.maximum.reduceat(per_window, starts), np.add.reduceat(per_window, starts) / self.sum_norms)
 
     def windows_of(self, i: int) -> np.ndarray | None:
         if self.windows is None or self.offsets is None:
             return None
         return self.windows[self.offsets[i] : self.offsets[i + 1]]
 
-    def top(self, query: np.ndarray, k: int, weight: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def top(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(row positions, scores) of the k best rows, best first (ties: lower row first). The score
-        is the cosine, or with `weight` and stored windows `store_rows.blend_scores`."""
+        is the cosine, or with stored windows `window_max_scores`."""
         n = len(self)
         k = min(k, n)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         with single_threaded_blas():  # OpenBLAS's idle workers would spin on the other core
-            if weight is not None and self.windows is not None and self.offsets is not None:
-                scores = blend_scores(query, self.matrix, self.windows, self.offsets, weight)
+            if self.windows is not None:
+                scores = self.window_scores(query)
             else:
                 scores = self.matrix @ query
         part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
@@ -117,14 +133,16 @@ def _load(table: Any, columns: list[str]) -> Snapshot:
     if matrix is None:
         raise StaleSnapshot("some stored vectors are null")
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    windows = offsets = None
+    windows = offsets = sum_norms = None
     if extra:
         windows, offsets = window_matrix(got["windows"])
-        if np.any(np.diff(offsets) < 1):
+        if len(offsets) != got.num_rows + 1 or np.any(np.diff(offsets) < 1):
             raise StaleSnapshot("a stored chunk has no window vectors")
+        sums = np.add.reduceat(windows, offsets[:-1], axis=0)
+        sum_norms = np.maximum(np.linalg.norm(sums, axis=1), 1e-12).astype(np.float32)
     rows = got.drop_columns(["vector", *extra]).combine_chunks()
     log.debug("snapshot of version %d: %d rows, %.1f MB", version, rows.num_rows, rows.nbytes / 2**20)
-    return Snapshot(version, matrix, rows, windows, offsets)
+    return Snapshot(version, matrix, rows, windows, offsets, sum_norms)
 
 
 def vector_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
@@ -147,10 +165,9 @@ def window_matrix(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
     return (matrix if matrix is not None else np.zeros((0, 0), np.float32)), offsets - offsets[0]
 
 
-def blend_scores(
-    query: np.ndarray, means: np.ndarray, windows: np.ndarray, offsets: np.ndarray, weight: float
-) -> np.ndarray:
-    """Each chunk's dense score: `weight` · its best window's cosine + (1 − weight) · its mean
-    vector's. Every chunk has at least one window (a short chunk's only window is its mean)."""
+def window_max_scores(query: np.ndarray, means: np.ndarray, windows: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each chunk's dense score when its windows are stored: the best cosine among its windows and
+    its mean vector (a part of a chunk is found by itself; the whole still counts when no part
+    stands out). Every chunk has at least one window (a short chunk's only window is its mean)."""
     best = np.maximum.reduceat(windows @ query, offsets[:-1]) if len(offsets) > 1 else np.zeros(0, np.float32)
-    return weight * best + (1.0 - weight) * (means @ query)
+    return np.maximum(best, means @ query)

@@ -3,8 +3,8 @@
 Both return L2-normalised float32 vectors. Texts longer than the encoder's window are split into
 consecutive token windows whose embeddings are averaged and re-normalised (`long_text:
 window_mean`), so a 500-word chunk is embedded whole rather than its first ~60 words
-(`long_text: truncate` keeps the first window only; `window_blend` keeps every window's vector
-beside the mean, `embed_passages`, and the store scores the chunk by both). Heavy models load lazily, once, thread-safe.
+(`long_text: truncate` keeps the first window only; `window_max`, the default, keeps every window's
+vector beside the mean, `embed_passages`, and the store scores a chunk by the best of them). Heavy models load lazily, once, thread-safe.
 MiniLM runs on ONNX Runtime by default (`minilm_runtime`, models/embedder_onnx.py), CLIP on PyTorch.
 """
 
@@ -26,16 +26,10 @@ import numpy as np
 from models.embedder_onnx import SentenceEncoder, TorchEncoder, load_pipeline
 from models.runtime.errors import ModelLoadError
 from models.runtime.once import Once
-from models.settings import EmbedderSettings
+from models.settings import LAYOUT_SUFFIX, EmbedderSettings, stores_windows
 from models.weights import cache_dir, minilm_path
 
 log = logging.getLogger(__name__)
-
-
-# the table name's suffix of each long-text layout: a layout is a vector space of its own
-_LAYOUT_SUFFIX = {"window_mean": "", "truncate": "-trunc", "window_blend": "-win"}
-# layouts that store every window: the best window's weight in a chunk's score (bench/long_text.py)
-BEST_WINDOW_WEIGHT = {"window_blend": 0.5}
 
 
 def _windows(ids: list[int], size: int, overlap: int) -> list[list[int]]:
@@ -66,13 +60,12 @@ class Embedder(ABC):
 
     @property
     def identity(self) -> str:
-        return f"{self.name}{_LAYOUT_SUFFIX[self.settings.long_text]}"
+        return f"{self.name}{LAYOUT_SUFFIX[self.settings.long_text]}"
 
     @property
-    def best_window_weight(self) -> float | None:
-        """The weight of a chunk's best window in its score when its windows are stored (the mean
-        vector's is the rest); None when a chunk is one vector."""
-        return BEST_WINDOW_WEIGHT.get(self.settings.long_text)
+    def stores_windows(self) -> bool:
+        """Whether a chunk is stored as its mean vector and every window's (`embed_passages`)."""
+        return stores_windows(self.identity)
 
     def warm_up(self) -> None:
         self._once.run(self._load)

@@ -9,6 +9,15 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+# the suffix each long-text layout adds to the embedder identity (a layout is a vector space and a
+# table of its own); window_max tables also store every window's vector (`stores_windows`)
+LAYOUT_SUFFIX = {"window_max": "-wmax", "window_mean": "", "truncate": "-trunc"}
+
+
+def stores_windows(identity: str) -> bool:
+    """Whether the vector space `identity` (an `Embedder.identity`) keeps every window's vector."""
+    return identity.endswith(LAYOUT_SUFFIX["window_max"])
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -31,9 +40,9 @@ class EmbedderSettings(_Strict):
     # clip only: fall back to the bundled MiniLM when the CLIP weights cannot be had
     offline_fallback: bool = True
     # how a text longer than the encoder's window is embedded: window_mean = one vector, the mean of
-    # its windows; truncate = its first window; window_blend = a vector per window kept beside the
-    # mean, the chunk scored 0.5 · its best window + 0.5 · its mean (README "Embedder")
-    long_text: Literal["window_mean", "truncate", "window_blend"] = "window_mean"
+    # its windows; truncate = its first window; window_max (default) = every window's vector kept
+    # beside the mean, a chunk scored by the best of them (README "Embedder", bench/long_text.py)
+    long_text: Literal["window_max", "window_mean", "truncate"] = "window_max"
     window_overlap_tokens: int = Field(8, ge=0)
     batch_size: int = Field(32, ge=1)
     device: str = "cpu"

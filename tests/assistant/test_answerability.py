@@ -105,3 +105,10 @@ def test_a_turn_traces_every_feature_and_the_decision(tmp_path, library):
             assert done.answer.text == NOT_KNOWN and done.trace["answer"]["grounding"] == "not_answerable"
         else:
             assert "300 euros" in done.answer.text
+
+
+def test_the_window_max_layout_uses_its_embedders_window_mean_fit():
+    names = set(json.loads(MODEL_FILE.read_text())["models"])
+    mean = next(n for n in sorted(names) if n != "lexical")
+    assert Answerability.load(f"{mean}-wmax").model.name == mean
+    assert Answerability.load(f"{mean}-trunc").model.name == "lexical"  # another layout: not fitted

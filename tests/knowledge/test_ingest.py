@@ -268,7 +268,7 @@ def test_cli_ingest_prints_the_report(tmp_path: Path) -> None:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "5 added" in out.stdout and "car.pdf" in out.stdout
-    assert (tmp_path / "data" / "lancedb" / "chunks__minilm-l6-v2.lance").is_dir()
+    assert (tmp_path / "data" / "lancedb" / "chunks__minilm-l6-v2-wmax.lance").is_dir()
     assert "ingest" in out.stderr  # the progress bar
     # nothing changed: decided from the manifest snapshot, without LanceDB or a model
     out = subprocess.run([sys.executable, "-X", "importtime", *cmd[1:]], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)

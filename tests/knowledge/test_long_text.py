@@ -1,6 +1,6 @@
-"""`embedder.long_text: window_blend`: every encoder window of a chunk is stored (a LanceDB multivector
-column beside the mean vector) and a chunk is scored 0.5 · its best window + 0.5 · its mean, one hit
-per chunk. Real LanceDB in a temp dir, real MiniLM, real ingest."""
+"""`embedder.long_text: window_max`: every encoder window of a chunk is stored (a LanceDB multivector
+column beside the mean vector) and a chunk is scored by the best cosine among its windows and its mean,
+one hit per chunk. Real LanceDB in a temp dir, real MiniLM, real ingest."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ QUESTION = "What does the lighthouse keeper feed his cat?"
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory, minilm):
-    """The same folder indexed as window_mean, then (in the same library) as window_blend."""
+    """The same folder indexed as window_mean, then (in the same library) as window_max."""
     root = tmp_path_factory.mktemp("long_text")
     folder = root / "notes"
     folder.mkdir()
@@ -47,9 +47,12 @@ def library(tmp_path_factory, minilm):
     for name, text in SHORT.items():
         (folder / name).write_text(text, encoding="utf-8")
     uri = str(root / "lancedb")
-    mean = open_store(minilm, StoreSettings(), uri)
-    Ingestor(mean, minilm, IngestSettings(isolation="inline")).ingest([folder])
-    blend_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_blend"))
+    mean_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_mean"))
+    mean_emb._model, mean_emb._tok, mean_emb._max, mean_emb._loaded = minilm._model, minilm._tok, minilm._max, True
+    mean = open_store(mean_emb, StoreSettings(), uri)
+    Ingestor(mean, mean_emb, IngestSettings(isolation="inline")).ingest([folder])
+    blend_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_max"))
+    blend_emb._model, blend_emb._tok, blend_emb._max, blend_emb._loaded = minilm._model, minilm._tok, minilm._max, True
     blend = open_store(blend_emb, StoreSettings(), uri)
     plan = reindex_plan(blend)  # before this layout's table holds anything
     Ingestor(blend, blend_emb, IngestSettings(isolation="inline")).ingest(plan.paths if plan else [])
@@ -58,7 +61,7 @@ def library(tmp_path_factory, minilm):
 
 def test_another_layout_is_a_table_of_its_own_and_is_indexed_again_from_the_other(library, minilm):
     mean, blend, plan = library["mean"], library["blend"], library["plan"]
-    assert blend.identity == f"{minilm.identity}-win" and blend.name != mean.name
+    assert blend.identity == "minilm-l6-v2-wmax" and mean.identity == "minilm-l6-v2" and blend.name != mean.name
     assert plan is not None and plan.source_table == mean.name and plan.files == 5
     assert blend.count() == mean.count() == 5
     assert {d.source_path for d in blend.documents()} == {d.source_path for d in mean.documents()}
@@ -73,10 +76,9 @@ def test_a_fact_only_in_a_chunks_third_window_ranks_that_chunk_first(library, mi
     wins = new[0].windows
     assert wins is not None and wins.shape == (3, minilm.dim)
     assert FACT in new[0].chunk_text and LONG.index(FACT) > 0.9 * len(LONG)
-    # the score is the rule: 0.5 · best window + 0.5 · mean vector
-    expect = 0.5 * float(np.max(wins @ q)) + 0.5 * float(np.asarray(new[0].vector) @ q)
-    assert new[0].dense_score == pytest.approx(expect, abs=1e-5)
-    assert float(np.max(wins @ q)) == pytest.approx(float(wins[2] @ q), abs=1e-6)  # its third window
+    # the score is the rule: the best of its windows and its mean vector; here its third window
+    mean_cos = float(np.asarray(new[0].vector) @ q)
+    assert new[0].dense_score == pytest.approx(float(wins[2] @ q), abs=1e-5) and new[0].dense_score > mean_cos + 0.1
 
 
 def test_results_are_one_hit_per_chunk_with_its_text(library, minilm):
@@ -110,9 +112,13 @@ def test_a_full_text_hit_carries_the_score_the_dense_search_gives_its_chunk(libr
     q = minilm.embed_query(QUESTION)
     dense = {h.chunk_id: h.dense_score for h in blend.search(q, 5)}
     fts = blend.fts_search("Marmalade sardines Tuesday", 5)
-    assert fts and all(h.dense_score is None and h.windows is not None for h in fts)
-    scored = blend.view(text_search=True).dense_scores(fts, q)
-    assert {h.chunk_id: h.dense_score for h in scored} == pytest.approx({h.chunk_id: dense[h.chunk_id] for h in fts})
+    assert fts and all(h.dense_score is None for h in fts)
+    expect = {h.chunk_id: dense[h.chunk_id] for h in fts}
+    scored = blend.view(text_search=True).dense_scores(fts, q)  # windows from the in-memory snapshot
+    assert {h.chunk_id: h.dense_score for h in scored} == pytest.approx(expect, abs=1e-5)
+    off = open_store(library["emb"], StoreSettings(memory_search=False), library["uri"])
+    scored = off.view(text_search=True).dense_scores(off.fts_search("Marmalade sardines Tuesday", 5), q)
+    assert {h.chunk_id: h.dense_score for h in scored} == pytest.approx(expect, abs=1e-5)  # … from LanceDB
     # through the retriever: a full-text-only candidate (dense top 1 leaves the rest out) too
     settings = RetrievalSettings(candidates=1, top_k=5, rerank=RerankSettings(mode="off"))
     query = "Which cat is called Marmalade?"
@@ -129,7 +135,7 @@ def test_above_the_ann_threshold_both_vector_columns_are_indexed_and_searched(tm
 
     dim, rng = 16, np.random.default_rng(3)
     settings = StoreSettings(ann_threshold=256, ann_partitions=4)
-    store = ChunkStore.open(str(tmp_path / "db"), "synthetic-win", dim, settings, best_window_weight=0.5)
+    store = ChunkStore.open(str(tmp_path / "db"), "synthetic-wmax", dim, settings)
     chunks, means, windows = [], [], []
     for i in range(300):
         w = rng.normal(size=(1 + i % 3, dim)).astype(np.float32)
@@ -143,7 +149,7 @@ def test_above_the_ann_threshold_both_vector_columns_are_indexed_and_searched(tm
     names = {tuple(i.columns) for i in store.table.list_indices()}
     assert {("vector",), ("windows",)} <= names and store.has_vector_index()
     q = windows[122][2]  # the third window of chunk 122
-    blend = np.array([0.5 * float(np.max(w @ q)) + 0.5 * float(m @ q) for w, m in zip(windows, means, strict=True)])
+    blend = np.array([max(float(np.max(w @ q)), float(m @ q)) for w, m in zip(windows, means, strict=True)])
     best = [f"c{i:03d}" for i in np.argsort(-blend)[:5]]
     ann, exact = store.search(q, 5), store.search(q, 5, exact=True)
     assert [h.chunk_id for h in exact] == [h.chunk_id for h in ann] == best

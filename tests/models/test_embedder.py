@@ -42,7 +42,7 @@ def test_minilm_unit_vectors_and_meaning(minilm) -> None:
     assert np.allclose(np.linalg.norm(m, axis=1), 1.0, atol=1e-5)
     q = minilm.embed_query("how long before I can leave my flat?")
     assert int(np.argmax(m @ q)) == 0
-    assert minilm.identity == "minilm-l6-v2" and minilm.dim == 384
+    assert minilm.identity == "minilm-l6-v2-wmax" and minilm.dim == 384
 
 
 def test_window_encoding_matches_sentence_transformers_on_short_text(minilm, minilm_torch) -> None:
@@ -137,7 +137,7 @@ def test_offline_clip_falls_back_to_minilm_and_says_why(monkeypatch, tmp_path, c
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))  # no cached CLIP weights
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     emb = load_embedder(EmbedderSettings(backend="clip"))
-    assert emb.is_fallback and emb.identity == "minilm-l6-v2" and emb.dim == 384
+    assert emb.is_fallback and emb.identity == "minilm-l6-v2-wmax" and emb.dim == 384
     assert "CLIP weights unavailable" in emb.fallback_reason
     assert any("offline fallback" in r.getMessage() for r in caplog.records)
     with pytest.raises(ModelLoadError) as info:
@@ -146,7 +146,7 @@ def test_offline_clip_falls_back_to_minilm_and_says_why(monkeypatch, tmp_path, c
 
 
 def test_text_model_prefixes_and_identity(minilm) -> None:
-    assert EmbedderSettings().backend == "text" and MiniLMEmbedder(EmbedderSettings()).identity == "minilm-l6-v2"
+    assert EmbedderSettings().backend == "text" and MiniLMEmbedder(EmbedderSettings()).identity == "minilm-l6-v2-wmax"
     prefixed = MiniLMEmbedder(EmbedderSettings(query_prefix="query: ", passage_prefix="passage: "))
     assert prefixed.identity != minilm.identity and prefixed.identity.startswith("st-all-minilm-l6-v2-p")
     other = MiniLMEmbedder(EmbedderSettings(query_prefix="question: ", passage_prefix="passage: "))
@@ -164,12 +164,12 @@ def test_text_model_prefixes_and_identity(minilm) -> None:
 
 
 def test_embed_passages_gives_the_mean_and_every_window_in_one_pass(minilm) -> None:
-    blend = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_blend"))
+    blend = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_max"))
     blend._model, blend._tok, blend._max, blend._loaded = minilm._model, minilm._tok, minilm._max, True
     texts = [FILLER * 12 + LATE_FACT, LATE_FACT]
     means, windows = blend.embed_passages(texts)
     assert np.allclose(means, minilm.embed_documents(texts), atol=1e-5)  # the vector column: window_mean's
     assert [w.shape[0] for w in windows] == [2, 1]
     assert np.allclose(np.concatenate(windows), minilm.embed_windows(texts)[0], atol=1e-6)
-    assert blend.identity == "minilm-l6-v2-win" and blend.best_window_weight == 0.5
-    assert minilm.best_window_weight is None
+    assert blend.identity == "minilm-l6-v2-wmax" and blend.stores_windows
+    assert not _truncating(minilm).stores_windows

@@ -73,7 +73,7 @@ def test_default_minilm_runs_on_onnx_in_the_same_vector_space(minilm, torch_mini
     assert minilm.runtime == "onnx" and minilm.runtime_note == ""
     assert torch_minilm.runtime == "torch"
     # the table name depends on the identity: it must not depend on the runtime
-    assert minilm.identity == torch_minilm.identity == "minilm-l6-v2"
+    assert minilm.identity == torch_minilm.identity == "minilm-l6-v2-wmax"
 
 
 def test_onnx_vectors_equal_torch_on_real_short_long_and_padded_batches(
@@ -197,7 +197,7 @@ def test_unusable_cache_falls_back_to_torch_with_one_warning(
     warnings = [r for r in caplog.records if r.name == "models.embedder" and r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "runs on PyTorch" in warnings[0].getMessage()
     assert np.abs(got - torch_minilm.embed_documents(texts)).max() <= 1e-6
-    assert emb.identity == "minilm-l6-v2"
+    assert emb.identity == "minilm-l6-v2-wmax"
 
 
 def test_an_interrupted_write_leaves_the_previous_file_and_no_temp(tmp_path) -> None:
