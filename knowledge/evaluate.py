@@ -186,14 +186,17 @@ def collect(
 
 def _compact(results: SearchResults, query_vec: np.ndarray) -> SearchResults:
     """Keep thousands of queries in memory: vectors as float32 arrays (the diffusion needs the dense
-    pool's), full-text hits with their cosine precomputed and no vector, no chunk text."""
-    dense = [replace(h, chunk_text="", vector=np.asarray(h.vector, dtype=np.float32)) for h in results.dense]
+    pool's), full-text hits with their dense score precomputed (the store's, when it scores chunks by
+    their windows; else the cosine) and no vector, no chunk text, no window vectors."""
+    dense = [
+        replace(h, chunk_text="", vector=np.asarray(h.vector, dtype=np.float32), windows=None) for h in results.dense
+    ]
     fts = []
     for h in results.fts:
-        cos = (
-            float(np.dot(np.asarray(h.vector, dtype=np.float32), query_vec)) if h.vector is not None else None
-        )
-        fts.append(replace(h, chunk_text="", vector=None, dense_score=h.dense_score if cos is None else cos))
+        cos = h.dense_score
+        if cos is None and h.vector is not None:
+            cos = float(np.dot(np.asarray(h.vector, dtype=np.float32), query_vec))
+        fts.append(replace(h, chunk_text="", vector=None, windows=None, dense_score=cos))
     return SearchResults(dense, fts, results.pool_bm25, results.notices)
 
 

@@ -38,6 +38,10 @@ class CountingEmbedder:
         self.texts += len(texts)
         return self.inner.embed_documents(texts)
 
+    def embed_passages(self, texts):
+        self.texts += len(texts)
+        return self.inner.embed_passages(texts)
+
 
 def _ingestor(tmp_path: Path, emb, **ingest: object) -> tuple[Ingestor, ChunkStore]:
     store = ChunkStore.open(str(tmp_path / "data" / "lancedb"), emb.identity, emb.dim, StoreSettings())

@@ -111,7 +111,7 @@ def test_clip_keeps_only_the_text_tower_with_the_same_text_vectors() -> None:
 
 
 def test_clip_architecture_shapes_and_windows(clip_random: ClipEmbedder) -> None:
-    assert clip_random.dim == 512 and clip_random.identity == "clip-vit-b-32-random"
+    assert clip_random.dim == 512 and clip_random.identity == "clip-vit-b-32-random-wmax"
     assert clip_random.window_size == 75  # 77 tokens less start and end
     texts = ["a photo of a cat", FILLER * 4]  # the second is ~100 words: several windows
     assert len(clip_random._token_ids(texts[1])) > 75
