@@ -48,11 +48,11 @@ def library(tmp_path_factory, minilm):
         (folder / name).write_text(text, encoding="utf-8")
     uri = str(root / "lancedb")
     mean_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_mean"))
-    mean_emb._model, mean_emb._tok, mean_emb._max, mean_emb._loaded = minilm._model, minilm._tok, minilm._max, True
+    mean_emb._model, mean_emb._tok, mean_emb._max, mean_emb._once.done = minilm._model, minilm._tok, minilm._max, True
     mean = open_store(mean_emb, StoreSettings(), uri)
     Ingestor(mean, mean_emb, IngestSettings(isolation="inline")).ingest([folder])
     blend_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_max"))
-    blend_emb._model, blend_emb._tok, blend_emb._max, blend_emb._loaded = minilm._model, minilm._tok, minilm._max, True
+    blend_emb._model, blend_emb._tok, blend_emb._max, blend_emb._once.done = minilm._model, minilm._tok, minilm._max, True
     blend = open_store(blend_emb, StoreSettings(), uri)
     plan = reindex_plan(blend)  # before this layout's table holds anything
     Ingestor(blend, blend_emb, IngestSettings(isolation="inline")).ingest(plan.paths if plan else [])

@@ -165,7 +165,7 @@ def test_text_model_prefixes_and_identity(minilm) -> None:
 
 def test_embed_passages_gives_the_mean_and_every_window_in_one_pass(minilm) -> None:
     blend = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_max"))
-    blend._model, blend._tok, blend._max, blend._loaded = minilm._model, minilm._tok, minilm._max, True
+    blend._model, blend._tok, blend._max, blend._once.done = minilm._model, minilm._tok, minilm._max, True
     texts = [FILLER * 12 + LATE_FACT, LATE_FACT]
     means, windows = blend.embed_passages(texts)
     assert np.allclose(means, minilm.embed_documents(texts), atol=1e-5)  # the vector column: window_mean's
