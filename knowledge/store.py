@@ -3,6 +3,9 @@
 - Table `<prefix>__<identity>` (sanitised); a different embedder is a different table, so vectors
   of different embedders never mix and switching embedder re-indexes.
 - Vectors are L2-normalised; search uses cosine distance, `dense_score = 1 - distance` (= cosine).
+- An identity ending `-wmax` (`embedder.long_text: window_max`) also stores every encoder window's
+  vector (`windows`, a multivector column): a chunk's dense score is the best cosine among its windows
+  and its mean vector (`StoreView.search`), still one hit per chunk.
 - Exact (flat) search below `ann_threshold` chunks — from an in-memory snapshot of the vectors and
   hit columns (`knowledge.vector_cache`, rebuilt when the table version changes) unless
   `memory_search` is off;
