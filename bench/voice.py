@@ -233,18 +233,13 @@ def _barge(browser, url: str, onset_s: float) -> dict:
 
 
 def _settings(text: str) -> dict:
-    """`partial_model=tiny.en,pause_ms=150` → typed values (none → None)."""
-    out: dict = {}
-    for part in text.split(","):
-        key, _, value = (x.strip() for x in part.partition("="))
-        if value.lower() in ("none", "null", ""):
-            out[key] = None
-        else:
-            try:
-                out[key] = float(value)
-            except ValueError:
-                out[key] = value
-    return out
+    """`partial_model=tiny.en,pause_ms=150` → {key: typed value} (none → None)."""
+    from models.settings import StreamingSettings
+
+    raw = {k.strip(): v.strip() for k, v in (part.split("=", 1) for part in text.split(","))}
+    raw = {k: None if v.lower() in ("none", "null") else v for k, v in raw.items()}
+    typed = StreamingSettings(**raw)
+    return {k: getattr(typed, k) for k in raw}
 
 
 def _stages(runs: list[dict]) -> dict[str, int]:
@@ -293,11 +288,9 @@ def main(argv: list[str] | None = None) -> int:
         streaming = assistant.cfg.speech.streaming
         defaults = streaming.model_dump()
         for variant in variants.values():  # their second models load now, not in a measured turn
-            for key, value in variant.items():
-                setattr(streaming, key, value)
+            streaming.__dict__.update(variant)
             assistant.listening.warm_up()
-            for key in variant:
-                setattr(streaming, key, defaults[key])
+            streaming.__dict__.update(defaults)
         clips = _clips(base, args.librivox, args.espeak)
         with sync_playwright() as p:
             for rnd in range(args.rounds):
@@ -306,14 +299,11 @@ def main(argv: list[str] | None = None) -> int:
                     browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
                     try:
                         for mode in modes:
-                            variant = variants.get(mode, {})
-                            for key, value in variant.items():
-                                setattr(streaming, key, value)
+                            streaming.__dict__.update(variants.get(mode, {}))  # Listening.open reads it
                             try:
                                 r = _one(browser, url, mode.split("[")[0], clip_s, speech_end, demo.hark_voice_loop)
                             finally:
-                                for key in variant:
-                                    setattr(streaming, key, defaults[key])
+                                streaming.__dict__.update(defaults)
                             results[mode].append(r)
                             refs[mode].append(ref)
                             print(

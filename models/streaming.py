@@ -7,12 +7,14 @@ words already heard. A `StreamingTranscriber` keeps one background thread per ut
 
 - audio arrives with `feed()` (any rate, any chunking); the Silero VAD (`models/vad.py`) scores it;
 - while there is speech, a pass runs over the whole buffer each time `interval_s` of new audio has
-  arrived, and once more as soon as the speech pauses for `pause_ms` (that pass usually covers the
-  whole utterance);
+  arrived (on `partial`, a smaller model, when given: those passes only feed the live words), and
+  once more on the main model as soon as the speech pauses for `pause_ms` (that pass usually covers
+  the whole utterance);
 - LocalAgreement-2 (whisper-streaming, Macháček et al. 2023): the words on which the last two
   passes agree, from the start, are committed; later words are tentative. Both are shown live;
-- `finish()` (the user released, or the end of turn was detected) returns the transcript: when the
-  last pass already covered every frame of speech, its text as it is (no pass at release); else one
+- `end()` (the user released, or the end of turn was detected) starts making the transcript and
+  `finish()` returns it: when the last main-model pass already covered every frame of speech, its
+  text as it is (no pass at release; a running `partial` pass is never waited for); else one
   more pass over the whole buffer (`prefix_at_release`: with the committed words forced as the
   decoder's prefix; `tail_model`, e.g. tiny.en, can run that pass instead).
 
