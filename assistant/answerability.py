@@ -13,10 +13,14 @@ A small logistic model over a handful of features of what the turn already has (
 - `cover_long`: the share of the question's long words (≥ 7 letters: names, terms, compounds, what
   the question is about) that the best of the top chunks holds;
 - `cover_pairs`: the same for the question's adjacent content-word pairs; `agree5`: the share of the
-  dense top 5 that is in the full-text top 5.
+  dense top 5 that is in the full-text top 5;
+- `library_gap`: the best dense cosine minus the 99th percentile of the question's cosines over the
+  whole library (`Retrieval.library_level`): the library's own calibration, since how high cosines
+  run differs between libraries and languages (MiniLM puts German text close to everything);
+- `dense_z`, `bm25_z`, `bm25_share`, `rank_agree`, `cover_idf`: scale-free (`_relative`).
 
-`FEATURES` are fitted; the full-text scores, `cover_sentence`, `cover_pairs` and `agree5` are
-recorded but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
+`FEATURES` are fitted; the full-text scores, `cover_sentence`, `cover_pairs`, `agree5` and the
+scale-free pool features are recorded but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
 extractive answer embeds sentences, `llm.extractive_embedding`), and the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
@@ -37,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from assistant.llm.extractive import ScoredSentence, content_words, raw_content_words, stem
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX
@@ -52,9 +58,11 @@ FEATURES = (
     "unseen",
     "q_words",
     "cover_long",
+    "library_gap",
 )
-RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5")
-LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap")) + ("bm25_top", "bm25_gap")
+RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5", "dense_z", "bm25_z", "bm25_share",
+            "rank_agree", "cover_idf")
+LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap", "library_gap")) + ("bm25_top", "bm25_gap")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6
@@ -67,6 +75,7 @@ class Signals:
     intent_confidence: float | None = None
     avg_logprob: float | None = None
     no_speech_prob: float | None = None
+    library_level: float | None = None  # the question's 99th-percentile cosine over the library
 
 
 @dataclass
@@ -84,15 +93,17 @@ class Decision:
             "probability": round(self.probability, 4),
             "reason": self.reason,
             "model": self.model,
-            "features": {k: round(v, 4) for k, v in self.features.items()},
+            "features": {k: round(v, 4) for k, v in self.features.items() if not math.isnan(v)},
         }
 
 
 def features(
     question: str, hits: Sequence[Hit], candidates: Sequence[Hit], ranked: Sequence[ScoredSentence],
     top_chunks: int = 3,
+    library_level: float | None = None,
 ) -> dict[str, float]:
-    """The model's inputs (see the module docstring). Pure; never raises on missing scores."""
+    """The model's inputs (see the module docstring). Pure; never raises on missing scores. An
+    unknown value is NaN (`library_gap` without `library_level`): the model then uses its mean."""
     pool = list(candidates) or list(hits)
     dense = sorted((h.dense_score for h in pool if h.dense_score is not None), reverse=True)
     dense_top = dense[0] if dense else 0.0
@@ -121,7 +132,10 @@ def features(
     by_dense = [h.chunk_id for h in sorted(pool, key=lambda h: -(h.dense_score or -1e9))[:5]]
     by_bm25 = [pool[i].chunk_id for i in sorted(range(len(pool)), key=lambda i: -bm25[i])[:5] if bm25[i] > 0]
     sims = [s.similarity for s in ranked if s.similarity is not None]
+    rel = _relative(pool, dense, bm25, q, seqs)
     return {
+        **rel,
+        "library_gap": float(dense_top - library_level) if library_level is not None and dense else math.nan,
         "dense_top": float(dense_top),
         "dense_gap": float(dense_top - (sum(rest) / len(rest) if rest else dense_top)),
         "bm25_top": math.log1p(max(b1, 0.0)),
@@ -136,6 +150,39 @@ def features(
         **({"sentence_sim": float(max(sims))} if sims else {}),
         "q_words": math.log1p(len(q)),
     }
+
+
+def _relative(
+    pool: Sequence[Hit], dense: list[float], bm25: list[float], q: set[str], seqs: list[list[str]]
+) -> dict[str, float]:
+    """Scale-free features: how the best hit stands out from the rest of its own pool, not how high
+    its score is (cosines and BM25 scores differ from one library, language and embedder to another).
+
+    - `dense_z`, `bm25_z`: the best score's distance above the mean of the next nine, in their spread;
+    - `bm25_share`: the best full-text score's share of the top ten's sum;
+    - `rank_agree`: 1 / (rank in the dense order of the full-text top hit), 0 without full-text;
+    - `cover_idf`: the share of the question's content words the best of the top chunks holds, each
+      word weighted by its rarity in the pool (a word in every candidate tells nothing)."""
+    rest = dense[1:10]
+    dz = (dense[0] - float(np.mean(rest))) / (float(np.std(rest)) + 0.01) if dense and rest else 0.0
+    logs = sorted((math.log1p(max(b, 0.0)) for b in bm25), reverse=True)
+    brest = logs[1:10]
+    bz = (logs[0] - float(np.mean(brest))) / (float(np.std(brest)) + 0.01) if logs and brest and logs[0] > 0 else 0.0
+    top10 = sum(logs[:10])
+    share = logs[0] / top10 if top10 > 0 else 0.0
+    rank_agree = 0.0
+    if bm25 and max(bm25) > 0:
+        top_bm25 = pool[max(range(len(pool)), key=lambda i: bm25[i])].chunk_id
+        order = [h.chunk_id for h in sorted(pool, key=lambda h: -(h.dense_score if h.dense_score is not None else -1e9))]
+        rank_agree = 1.0 / (1 + order.index(top_bm25))
+    cover_idf = 0.0
+    if q and pool:
+        texts = [h.chunk_text.lower() for h in pool]  # a stem as a substring: cheap, close enough to count
+        weight = {w: math.log(1.0 + len(texts) / (1 + sum(w in t for t in texts))) for w in q}
+        total = sum(weight.values())
+        cover_idf = max((sum(weight[w] for w in q & set(seq)) / total for seq in seqs), default=0.0) if total else 0.0
+    return {"dense_z": float(dz), "bm25_z": float(bz), "bm25_share": float(share), "rank_agree": float(rank_agree),
+            "cover_idf": float(cover_idf)}
 
 
 @dataclass(frozen=True)
@@ -153,7 +200,8 @@ class Logistic:
     def probability(self, x: dict[str, float]) -> float:
         z = self.intercept
         for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True):
-            z += c * (x.get(f, m) - m) / (s or 1.0)
+            v = x.get(f, m)
+            z += c * ((m if math.isnan(v) else v) - m) / (s or 1.0)  # unknown: the mean
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
     def to_json(self) -> dict[str, Any]:
@@ -208,7 +256,7 @@ class Answerability:
         name = self.model.name if self.model else ""
         if not hits:
             return Decision(False, 0.0, "no_evidence", model=name)
-        x = features(question, hits, candidates, ranked)
+        x = features(question, hits, candidates, ranked, library_level=signals.library_level)
         if signals.intent_confidence is not None:
             x["intent_confidence"] = float(signals.intent_confidence)
         for key in ("avg_logprob", "no_speech_prob"):

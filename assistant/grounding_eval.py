@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.answer import Answerer
-from assistant.answerability import Answerability
+from assistant.answerability import Answerability, Signals
 from knowledge.beir import BeirDataset, doc_id_from_path, load_beir
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,8 @@ def run_pairing(
         t0 = time.perf_counter()
         retrieval = retriever.retrieve(text)
         t1 = time.perf_counter()
-        decision = answerer.assess(text, retrieval.hits, retrieval.candidates)
+        decision = answerer.assess(text, retrieval.hits, retrieval.candidates,
+                                   Signals(library_level=retrieval.library_level))
         t2 = time.perf_counter()
         row = Row(qid, text, own, not decision.answerable, decision.probability, decision.features)
         if answer:

@@ -150,6 +150,7 @@ def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk
 def report(models: dict[str, Logistic], data: dict[str, list[dict]], limit: int, skip: set[str]) -> None:
     answerable, out = pairings(skip)
     print("| questions → library | kind | n | " + " | ".join(f"not known ({k})" for k in models) + " |")
+    worst = {k: [] for k in models}
     print("|---|---|---|" + "---|" * len(models))
     for qs, lib in answerable + out:
         rows = data[f"{qs}->{lib}:report:{limit}"]
@@ -158,7 +159,12 @@ def report(models: dict[str, Logistic], data: dict[str, list[dict]], limit: int,
         for m in models.values():
             nk = np.mean([m.probability(r["x"]) < m.threshold for r in rows]) if rows else float("nan")
             cells.append(f"{nk:.3f}")
+        for k, c in zip(models, cells, strict=True):
+            if kind == "out of scope":
+                worst[k].append(float(c))
         print(f"| {qs} → {lib} | {kind} | {len(rows)} | " + " | ".join(cells) + " |")
+    print("| out of scope: mean / worst | | | " + " | ".join(
+        f"{np.mean(v):.3f} / {min(v):.3f}" for v in worst.values()) + " |")
 
 
 def main() -> None:
@@ -167,7 +173,7 @@ def main() -> None:
     ap.add_argument("--max-false-not-known", type=float, default=0.04)
     ap.add_argument("--write", action="store_true", help=f"write {MODEL_FILE.name}")
     ap.add_argument("--work", default=None, help="index cache (default <cache>/hark/eval)")
-    ap.add_argument("--select", action="store_true", help="print the greedy feature choice on the fit half")
+    ap.add_argument("--select", action="store_true", help="choose the features greedily on the fit half (else FEATURES)")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
     from models.weights import cache_dir
@@ -180,14 +186,17 @@ def main() -> None:
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     # each pairing weighs the same: rows of small pairings are repeated
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
+    feats = FEATURES
     if args.select:
-        select(data, args.limit, skip, args.max_false_not_known)
-    models = {identity: model_for(identity, FEATURES, fit_rows, groups, args.max_false_not_known),
+        feats = select(data, args.limit, skip, args.max_false_not_known)
+    shipped = {f"{k} (shipped)": Logistic.from_json(k, v)
+               for k, v in json.loads(MODEL_FILE.read_text()).get("models", {}).items()} if MODEL_FILE.is_file() else {}
+    models = {identity: model_for(identity, feats, fit_rows, groups, args.max_false_not_known),
               "lexical": model_for("lexical", LEXICAL, fit_rows, groups, args.max_false_not_known)}
     for name, m in models.items():
         print(f"{name}: threshold {m.threshold}; " + ", ".join(
             f"{f} {c:+.2f}" for f, c in zip(m.features, m.coef, strict=True)))
-    report(models, data, args.limit, skip)
+    report(models | shipped, data, args.limit, skip)
     if args.write:
         out = {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit,
                "models": {k: m.to_json() for k, m in models.items()}}

@@ -62,6 +62,7 @@ class SearchResults:
     fts: list[Hit] = field(default_factory=list)  # full-text top-n, BM25 order (hybrid only)
     pool_bm25: dict[str, float] = field(default_factory=dict)  # BM25 of the dense hits (hybrid only)
     notices: list[str] = field(default_factory=list)
+    level: float | None = None  # the query's 99th-percentile cosine over the library (`StoreView.level`)
 
 
 def build_pool(
@@ -164,7 +165,7 @@ class Retriever:
         timings["rerank"] = outcome.ms
         if outcome.notice:
             notices.append(outcome.notice)
-        retrieval = Retrieval(query, outcome.hits, outcome.candidates, False, timings, notices)
+        retrieval = Retrieval(query, outcome.hits, outcome.candidates, False, timings, notices, results.level)
         best = retrieval.best_dense
         retrieval.relevant = best is not None and best >= self.settings.min_score
         return retrieval
@@ -208,6 +209,8 @@ class Retriever:
         if vec is not None:
             try:
                 out.dense = view.search(vec, n)
+                level = getattr(view, "level", None)  # a view without one (a stand-in) tells nothing
+                out.level = level(vec) if callable(level) else None
             except Exception as exc:  # noqa: BLE001
                 log.warning("dense search failed (%s: %s)", type(exc).__name__, exc)
                 out.notices.append("vector search failed")

@@ -163,6 +163,18 @@ class StoreView:
         tbl = got.to_arrow()
         return dict(zip(tbl["chunk_id"].to_pylist(), window_lists(tbl["windows"]), strict=True))
 
+    def level(self, query_vector: Any) -> float | None:
+        """The 99th percentile of the query's cosines over the library (`Snapshot.level`), from the
+        in-memory snapshot; None without one (above `ann_threshold`, memory search off, a stale read)."""
+        if not self.settings.memory_search or self.facts.count >= self.settings.ann_threshold:
+            return None
+        try:
+            snap = self._vectors.snapshot(self.table, self.version)
+        except StaleSnapshot:
+            return None
+        vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        return snap.level(vec / max(float(np.linalg.norm(vec)), 1e-12))
+
     def _memory_search(self, vec: np.ndarray, k: int) -> list[Hit]:
         snap = self._vectors.snapshot(self.table, self.version)  # the schema fixes the dimension
         query = vec / max(float(np.linalg.norm(vec)), 1e-12)

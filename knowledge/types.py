@@ -77,6 +77,7 @@ class Retrieval:
     relevant: bool  # best dense cosine ≥ settings.min_score
     timings_ms: dict[str, float] = field(default_factory=dict)  # embed, search, rerank
     notices: list[str] = field(default_factory=list)
+    library_level: float | None = None  # the query's 99th-percentile cosine over the library (None: unknown)
 
     @property
     def best_dense(self) -> float | None:

@@ -84,6 +84,17 @@ class Snapshot:
         order = part[np.lexsort((part, -scores[part]))]
         return order, scores[order]
 
+    def level(self, query: np.ndarray, quantile: float = 0.99) -> float | None:
+        """The `quantile` of the query's scores (as `top` scores rows) over every row: how close the
+        library as a whole is to the query (None when empty)."""
+        n = len(self)
+        if n == 0:
+            return None
+        with single_threaded_blas():
+            scores = self.window_scores(query) if self.windows is not None else self.matrix @ query
+        kth = min(n - 1, int(quantile * (n - 1)))
+        return float(np.partition(scores, kth)[kth])
+
     def fetch(self, positions: np.ndarray) -> list[dict[str, Any]]:
         """The hit columns of the rows at `positions`, in that order."""
         if len(positions) == 0:

@@ -4,6 +4,7 @@ and a real turn whose trace records every feature and the decision (real library
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -44,6 +45,23 @@ def test_features_follow_the_scores_and_the_question_words():
 
     disagree = _pool(("lease-1", 0.71, 1.0), ("lease-3", 0.64, 8.0))
     assert features("rent", hits, disagree, ranked)["agree"] == 0.0
+
+
+def test_the_relative_features_do_not_move_with_the_library_s_score_scale():
+    """A library whose cosines all sit higher (another language, another embedder) and whose BM25
+    scores are larger (another size): `dense_top` moves, the relative features stay."""
+    hits = lease_hits()
+    scores = [("lease-1", 0.71, 9.0), ("lease-3", 0.64, 2.0), ("garden", 0.41, 0.5), ("tax", 0.38, 1.0),
+              ("hall", 0.30, 0.0)]
+    x = features("When is the monthly rent due?", hits, _pool(*scores), [])
+    shifted = _pool(*[(c, 0.2 + 0.5 * d, b * 4.0) for c, d, b in scores])
+    y = features("When is the monthly rent due?", hits, shifted, [])
+    assert x["dense_top"] != pytest.approx(y["dense_top"])
+    assert x["dense_z"] > 1.0 and x["rank_agree"] == 1.0 and 0 < x["bm25_share"] < 1
+    assert y["dense_z"] == pytest.approx(x["dense_z"], rel=0.1)  # the spread's floor (0.01) moves it a little
+    for name in ("rank_agree", "cover_idf"):
+        assert y[name] == pytest.approx(x[name])
+    assert features("rent", hits, _pool(("lease-1", 0.71, 1.0), ("lease-3", 0.64, 8.0)), [])["rank_agree"] == 0.5
 
 
 def test_the_shipped_model_loads_per_embedder_and_falls_back_to_the_lexical_one():
@@ -112,3 +130,29 @@ def test_the_window_max_layout_uses_its_embedders_window_mean_fit():
     mean = next(n for n in sorted(names) if n != "lexical")
     assert Answerability.load(f"{mean}-wmax").model.name == mean
     assert Answerability.load(f"{mean}-trunc").model.name == "lexical"  # another layout: not fitted
+
+
+def test_the_library_level_is_the_question_s_99th_percentile_cosine_over_the_whole_library(library):
+    """`Retrieval.library_level` (the library's own calibration of `dense_top`) from the real table's
+    vectors, and the decision's `library_gap` = best cosine − that level."""
+    import numpy as np
+
+    from knowledge.retrieve import Retriever
+    from knowledge.settings import RetrievalSettings
+
+    question = "How much is the pet deposit for a dog?"
+    retrieval = Retriever(library.embedder, library.store, RetrievalSettings()).retrieve(question)
+    vectors = np.stack(library.store.table.to_arrow().column("vector").to_numpy(zero_copy_only=False))
+    q = np.asarray(library.embedder.embed_query(question), dtype=np.float64)
+    cosines = np.sort(vectors @ (q / np.linalg.norm(q)))
+    assert len(cosines) >= 3  # three chunks: the level is the second best
+    assert retrieval.library_level == pytest.approx(cosines[int(0.99 * (len(cosines) - 1))], abs=1e-5)
+    best = retrieval.best_dense
+    assert best is not None and best >= retrieval.library_level
+    decision = Answerability.load(library.embedder.identity).decide(
+        question, retrieval.hits, retrieval.candidates, [], Signals(library_level=retrieval.library_level)
+    )
+    assert decision.features["library_gap"] == pytest.approx(best - retrieval.library_level)
+    unknown = Answerability.load(library.embedder.identity).decide(question, retrieval.hits, retrieval.candidates, [])
+    assert math.isnan(unknown.features["library_gap"]) and "library_gap" not in unknown.to_trace()["features"]
+    assert 0 < unknown.probability < 1  # an unknown level counts as the fitted mean
