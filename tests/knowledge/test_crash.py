@@ -17,9 +17,12 @@ from knowledge.discover import content_key
 from knowledge.loaders import load_document
 from knowledge.settings import StoreSettings
 from knowledge.store import ChunkStore
+from models.embedder import MiniLMEmbedder
+from models.settings import EmbedderSettings
 
 CHILD = Path(__file__).with_name("crash_child.py")
-IDENTITY, DIM = "minilm-l6-v2", 384
+# the child's embedder (the default layout): the table it writes
+IDENTITY, DIM = MiniLMEmbedder(EmbedderSettings(backend="minilm")).identity, 384
 
 pytestmark = pytest.mark.slow
 
