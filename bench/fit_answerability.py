@@ -8,7 +8,7 @@ largest that keeps the false not-known rate ≤ 4 % on every answerable pairing 
 ≤ 5 % target with a margin);
 the table reports each pairing on the other half.
 
-    nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write]
+    nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write [--write-lexical]]
 """
 
 from __future__ import annotations
@@ -171,7 +171,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=200, help="questions per pairing and half")
     ap.add_argument("--max-false-not-known", type=float, default=0.04)
-    ap.add_argument("--write", action="store_true", help=f"write {MODEL_FILE.name}")
+    ap.add_argument("--write", action="store_true", help=f"write this embedder's model into {MODEL_FILE.name}")
+    ap.add_argument("--write-lexical", action="store_true", help="with --write: also replace the lexical model")
     ap.add_argument("--work", default=None, help="index cache (default <cache>/hark/eval)")
     ap.add_argument("--select", action="store_true", help="choose the features greedily on the fit half (else FEATURES)")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
@@ -197,9 +198,11 @@ def main() -> None:
         print(f"{name}: threshold {m.threshold}; " + ", ".join(
             f"{f} {c:+.2f}" for f, c in zip(m.features, m.coef, strict=True)))
     report(models | shipped, data, args.limit, skip)
-    if args.write:
+    if args.write:  # this embedder's model; the others (another layout, lexical) stay unless asked
+        kept = json.loads(MODEL_FILE.read_text()).get("models", {}) if MODEL_FILE.is_file() else {}
+        fresh = {k: m.to_json() for k, m in models.items() if k != "lexical" or args.write_lexical}
         out = {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit,
-               "models": {k: m.to_json() for k, m in models.items()}}
+               "models": kept | fresh}
         MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_FILE}")
 

@@ -125,11 +125,15 @@ def test_a_turn_traces_every_feature_and_the_decision(tmp_path, library):
             assert "300 euros" in done.answer.text
 
 
-def test_the_window_max_layout_uses_its_embedders_window_mean_fit():
-    names = set(json.loads(MODEL_FILE.read_text())["models"])
-    mean = next(n for n in sorted(names) if n != "lexical")
-    assert Answerability.load(f"{mean}-wmax").model.name == mean
-    assert Answerability.load(f"{mean}-trunc").model.name == "lexical"  # another layout: not fitted
+def test_the_window_max_layout_uses_its_own_fit_else_its_embedders_window_mean_fit(tmp_path):
+    raw = json.loads(MODEL_FILE.read_text())
+    mean = next(n for n in sorted(raw["models"]) if n != "lexical" and not n.endswith("-wmax"))
+    assert Answerability.load(f"{mean}-wmax").model.name == f"{mean}-wmax"  # shipped for the default
+    raw["models"].pop(f"{mean}-wmax")
+    without = tmp_path / "answerability.json"
+    without.write_text(json.dumps(raw), encoding="utf-8")
+    assert Answerability.load(f"{mean}-wmax", path=without).model.name == mean
+    assert Answerability.load(f"{mean}-trunc", path=without).model.name == "lexical"  # another layout: not fitted
 
 
 def test_the_library_level_is_the_question_s_99th_percentile_cosine_over_the_whole_library(library):
