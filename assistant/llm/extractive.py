@@ -81,6 +81,13 @@ _DATE = re.compile(
     r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
     r"November|December|Januar|Februar|März|Juni|Juli|Oktober|Dezember)\b"
 )
+# three or more upper-case words at the start of a sentence that goes on in lower case
+_CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
+# a word that never ends a sentence (an article, a preposition, a conjunction)
+_DANGLING = frozenset(
+    "a an the and or but nor of to in on at by for with from as that than which whose if is are was were "
+    "der die das den dem des ein eine und oder von zu mit für auf dass als".split()
+)
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.5  # added for a sentence holding the kind of answer asked for (`answer_kind`)
@@ -167,6 +174,13 @@ class ExtractiveAnswerer:
             headings = {_fold(hit.title), _fold(hit.section)} - {""}
             under = hit.section
             for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
+                caps, sent = _glued_heading(sent)
+                if caps:
+                    under = caps
+                if _unfinished(sent):  # "… please note that": the rest is lost in the layout
+                    sent = _finished_part(sent)
+                    if not sent:
+                        continue
                 key = _fold(sent)
                 if key and _heading(sent):
                     under = sent
@@ -259,6 +273,29 @@ def _heading(piece: str) -> bool:
     """A short line without final punctuation that is not a list item: a heading or a label."""
     s = piece.strip()
     return len(s.split()) <= 5 and not ends_sentence(s) and not s.startswith(("-", "*", "•"))
+
+
+def _glued_heading(piece: str) -> tuple[str, str]:
+    """A capitalised heading the PDF's layout glued to the sentence after it ("RECOVERING DATA FROM
+    DAMAGED FILES bzip2 compresses files …"): (heading, sentence); ("", piece) when there is none."""
+    m = _CAPS_HEAD.match(piece)
+    if not m or not _WORD.search(m.group(2)) or m.group(2).upper() == m.group(2):
+        return "", piece
+    return m.group(1).strip(), m.group(2)
+
+
+def _unfinished(piece: str) -> bool:
+    """A sentence cut off mid-phrase: no final punctuation and its last word needs a following one."""
+    s = piece.strip()
+    words = s.split()
+    return bool(words) and not ends_sentence(s) and words[-1].lower() in _DANGLING
+
+
+def _finished_part(piece: str) -> str:
+    """The piece up to its last sentence end ("… by fontconfig. please note that" → "… by
+    fontconfig."), or "" when nothing before the cut ends a sentence."""
+    ends = [m.end() for m in re.finditer(r"[.!?][\"'”’)\]]*(?=\s)", piece)]
+    return piece[: ends[-1]].strip() if ends else ""
 
 
 def _repeats(a: str, b: str) -> bool:

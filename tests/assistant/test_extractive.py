@@ -123,3 +123,23 @@ def test_the_title_heading_of_a_chunk_is_never_quoted_as_an_answer():
     answer = ExtractiveAnswerer().answer("How much notice must the tenant give?", [hit])
     assert "two months written notice [1]" in answer
     assert "Flat 4B" not in answer
+
+
+def test_a_heading_glued_on_by_the_layout_and_a_cut_off_phrase_are_not_quoted():
+    # the text of a real typeset manual as its PDF layout leaves it (the bzip2 and fontconfig manuals)
+    hit = Hit(
+        chunk_id="m1",
+        source_path="manual.pdf",
+        title="bzip2 manual",
+        chunk_text=(
+            "RECOVERING DATA FROM DAMAGED FILES bzip2 compresses files in blocks, usually 900kbytes long. "
+            "Damaged blocks can be recovered with bzip2recover, which writes each block to its own file. "
+            "The recovery program is maintained by the bzip2 authors. please note that"
+        ),
+        score=0.7,
+        dense_score=0.7,
+    )
+    answer = ExtractiveAnswerer().answer("How are damaged blocks of a bzip2 file recovered?", [hit])
+    assert "recovered with bzip2recover" in answer, answer
+    assert "RECOVERING" not in answer and "please note that" not in answer, answer
+    assert answer.startswith("Damaged blocks") or answer.startswith("bzip2 compresses"), answer
