@@ -88,6 +88,8 @@ _DANGLING = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose if is are was were "
     "der die das den dem des ein eine und oder von zu mit für auf dass als".split()
 )
+_MARKUP = re.compile(r"[<>{}=;]")
+_PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.5  # added for a sentence holding the kind of answer asked for (`answer_kind`)
@@ -187,6 +189,8 @@ class ExtractiveAnswerer:
                 if not key or key in headings or _heading(sent):  # a title or heading is no answer
                     continue
                 if len(sent.split()) < MIN_WORDS:  # a label or a caption ("Vale of Glamorgan."), not a sentence
+                    continue
+                if _code_like(sent):  # markup or code from a manual: shown in the source, never read out
                     continue
                 if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
@@ -289,6 +293,14 @@ def _unfinished(piece: str) -> bool:
     s = piece.strip()
     words = s.split()
     return bool(words) and not ends_sentence(s) and words[-1].lower() in _DANGLING
+
+
+def _code_like(piece: str) -> bool:
+    """Mostly markup or code (`<?xml version="1.0"?> <fontconfig> …`): under half its tokens are words."""
+    if not _MARKUP.search(piece):
+        return False
+    tokens = piece.split()
+    return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2
 
 
 def _finished_part(piece: str) -> str:

@@ -143,3 +143,21 @@ def test_a_heading_glued_on_by_the_layout_and_a_cut_off_phrase_are_not_quoted():
     assert "recovered with bzip2recover" in answer, answer
     assert "RECOVERING" not in answer and "please note that" not in answer, answer
     assert answer.startswith("Damaged blocks") or answer.startswith("bzip2 compresses"), answer
+
+
+def test_markup_from_a_manual_is_not_quoted_as_a_sentence():
+    hit = Hit(
+        chunk_id="f1",
+        source_path="fontconfig-user.pdf",
+        title="fonts-conf",
+        chunk_text=(
+            "Configuration files for fontconfig are stored in XML format; this format makes external "
+            "configuration tools easier to write.\n\n<?xml version=\"1.0\"?> <!DOCTYPE fontconfig SYSTEM "
+            "\"urn:fontconfig:fonts.dtd\"> <fontconfig>... </fontconfig>\n\n"
+            "The configuration files are read when an application starts."
+        ),
+        score=0.7,
+        dense_score=0.7,
+    )
+    answer = ExtractiveAnswerer().answer("In which format are the fontconfig configuration files stored?", [hit])
+    assert "stored in XML format" in answer and "<" not in answer, answer
