@@ -114,11 +114,6 @@ class VoiceActivity:
         return self.heard and self._in_speech
 
     @property
-    def run_ms(self) -> float:
-        """How long the current run of speech frames is (0 in silence), heard or not yet."""
-        return self._run * FRAME_MS if self._in_speech else 0.0
-
-    @property
     def last_run_ms(self) -> float:
         """How long the latest run of speech frames is or was (a sound that ended between two
         looks at the stream still counts)."""

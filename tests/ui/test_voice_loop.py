@@ -77,8 +77,8 @@ def _onset_ms(samples: np.ndarray) -> float:
     clip = audio_io.from_array(samples, RATE).samples
     for i in range(0, len(clip), 512):
         vad.feed(clip[i : i + 512])
-        if vad.run_ms:
-            return vad.frames * FRAME_MS - vad.run_ms
+        if vad.voiced_frames:  # the first frame of the first run
+            return (vad.last_voiced_end - vad.voiced_frames) * FRAME_MS
     raise AssertionError("no sound in the clip")
 
 
