@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -44,9 +44,8 @@ class Snapshot:
     rows: pa.Table  # the hit columns, same row order as `matrix`
     windows: np.ndarray | None = None  # every row's window vectors, when the table stores them
     offsets: np.ndarray | None = None  # row i's windows: windows[offsets[i]:offsets[i + 1]]
-    # the norm of each row's sum of windows: its mean vector's cosine is the sum of its windows'
-    # cosines over it (the stored mean vector is that sum, normalised), one product for both scores
-    sum_norms: np.ndarray | None = None
+    # the latest query's scores: a search and the `level` of the same query share one product
+    _last: list = field(default_factory=lambda: [None], init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return self.rows.num_rows
@@ -56,12 +55,20 @@ class Snapshot:
         """chunk id → row position (built on first use, once per snapshot)."""
         return {cid: i for i, cid in enumerate(self.rows.column("chunk_id").to_pylist())}
 
-    def window_scores(self, query: np.ndarray) -> np.ndarray:
-        """Every row's `window_max_scores` from one product over the windows."""
-        assert self.windows is not None and self.offsets is not None and self.sum_norms is not None
-        per_window = self.windows @ query
-        starts = self.offsets[:-1]
-        return np.maximum(np.maximum.reduceat(per_window, starts), np.add.reduceat(per_window, starts) / self.sum_norms)
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Every row's dense score for the unit vector `query`: its cosine, or with stored windows
+        `window_max_scores`."""
+        key = query.tobytes()
+        last = self._last[0]
+        if last is not None and last[0] == key:
+            return last[1]
+        with single_threaded_blas():  # OpenBLAS's idle workers would spin on the other core
+            if self.windows is None or self.offsets is None:
+                scores = self.matrix @ query
+            else:
+                scores = window_max_scores(query, self.matrix, self.windows, self.offsets)
+        self._last[0] = (key, scores)
+        return scores
 
     def windows_of(self, i: int) -> np.ndarray | None:
         if self.windows is None or self.offsets is None:
@@ -75,11 +82,7 @@ class Snapshot:
         k = min(k, n)
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        with single_threaded_blas():  # OpenBLAS's idle workers would spin on the other core
-            if self.windows is not None:
-                scores = self.window_scores(query)
-            else:
-                scores = self.matrix @ query
+        scores = self.scores(query)
         part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
         order = part[np.lexsort((part, -scores[part]))]
         return order, scores[order]
@@ -90,8 +93,7 @@ class Snapshot:
         n = len(self)
         if n == 0:
             return None
-        with single_threaded_blas():
-            scores = self.window_scores(query) if self.windows is not None else self.matrix @ query
+        scores = self.scores(query)
         kth = min(n - 1, int(quantile * (n - 1)))
         return float(np.partition(scores, kth)[kth])
 
@@ -144,16 +146,14 @@ def _load(table: Any, columns: list[str]) -> Snapshot:
     if matrix is None:
         raise StaleSnapshot("some stored vectors are null")
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    windows = offsets = sum_norms = None
+    windows = offsets = None
     if extra:
         windows, offsets = window_matrix(got["windows"])
         if len(offsets) != got.num_rows + 1 or np.any(np.diff(offsets) < 1):
             raise StaleSnapshot("a stored chunk has no window vectors")
-        sums = np.add.reduceat(windows, offsets[:-1], axis=0)
-        sum_norms = np.maximum(np.linalg.norm(sums, axis=1), 1e-12).astype(np.float32)
     rows = got.drop_columns(["vector", *extra]).combine_chunks()
     log.debug("snapshot of version %d: %d rows, %.1f MB", version, rows.num_rows, rows.nbytes / 2**20)
-    return Snapshot(version, matrix, rows, windows, offsets, sum_norms)
+    return Snapshot(version, matrix, rows, windows, offsets)
 
 
 def vector_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
