@@ -118,9 +118,8 @@ def answer_kind(question: str, sentence: str) -> bool:
     hold (who/where), a year or a month (when). False for other questions."""
     if _ASKS_NAME.search(question):
         asked = {w.lower() for w in _WORD.findall(question)}
-        words = sentence.split()[1:]  # the first word is capitalised anyway
-        return any(_CAPITAL.match(w.strip("\"'“”‘’()[],.;:!?")) and w.strip("\"'“”‘’()[],.;:!?").lower() not in asked
-                   for w in words)
+        words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
+        return any(_CAPITAL.match(w) and w.lower() not in asked for w in words)
     if _ASKS_DATE.search(question):
         return bool(_DATE.search(sentence))
     return False
