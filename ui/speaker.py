@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import logging
 import queue
-import time
 import wave
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from assistant.speak import SentenceSplitter
+from ui.voice import now_ms
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class SpeechQueue:
                 return
             if item is _END:
                 return
-            self.marks.setdefault("first_clause", time.time() * 1000)  # taken to be synthesised
+            self.marks.setdefault("first_clause", now_ms())  # taken to be synthesised
             yield str(item)
 
     def spoken(
@@ -89,7 +89,7 @@ class SpeechQueue:
     ) -> Iterator[bytes]:
         """`speak_sentences` of this queue; marks when the first audio is ready."""
         for wav in speak_sentences(self.sentences(), synthesise, on_error):
-            self.marks.setdefault("audio_ready", time.time() * 1000)
+            self.marks.setdefault("audio_ready", now_ms())
             yield wav
 
 
