@@ -43,7 +43,7 @@ class Hit:
     pages: list[int] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     vector: np.ndarray | list[float] | None = field(default=None, repr=False)  # unit vector
-    # (n_windows, dim) unit vectors of its encoder windows, when the store keeps them (window_blend)
+    # (n_windows, dim) unit vectors of its encoder windows, when the store keeps them (window_max)
     windows: np.ndarray | None = field(default=None, repr=False)
 
     @property
