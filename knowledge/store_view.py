@@ -27,7 +27,7 @@ from knowledge.store_rows import (
     window_lists,
 )
 from knowledge.types import Hit
-from knowledge.vector_cache import StaleSnapshot, VectorCache
+from knowledge.vector_cache import StaleSnapshot, VectorCache, window_max_scores
 
 log = logging.getLogger(__name__)
 
@@ -128,10 +128,11 @@ class StoreView:
 
     def _dense(self, query: np.ndarray, vector: Any, windows: np.ndarray | None) -> float:
         """A chunk's dense score: its cosine, or with windows `window_max_scores`."""
-        cos = float(np.asarray(vector, dtype=np.float32) @ query)
+        mean = np.asarray(vector, dtype=np.float32)
         if not self.windows or windows is None or not len(windows):
-            return cos
-        return max(cos, float(np.max(np.asarray(windows, dtype=np.float32) @ query)))
+            return float(mean @ query)
+        windows = np.asarray(windows, dtype=np.float32)
+        return float(window_max_scores(query, mean[None, :], windows, np.array([0, len(windows)]))[0])
 
     def dense_scores(self, hits: list[Hit], query: np.ndarray) -> list[Hit]:
         """The hits (full-text ones: no dense score yet) with the dense score a dense search gives
