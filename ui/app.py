@@ -83,6 +83,8 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         state = ensure(state)
         speaking = bool(getattr(state.session, "speak_answers", False))
         speech = state.speech = SpeechQueue()
+        if speaking:  # the page hears of the new answer now (and drops the previous one's rest)
+            speech.answer = state.voice.outbox.begin()
         feed = speech.feed if speaking else None
         first = True
         try:
@@ -95,10 +97,9 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         finally:
             speech.finish()
 
-    def speak(state: ChatState | None):
-        if state is None or not getattr(state.session, "speak_answers", False):
-            return
-        yield from state.speech.spoken(assistant.synthesise, on_error=gr.Warning)
+    def speak(state: ChatState | None) -> None:
+        if state is not None:  # the sentences go to the page through the tab's outbox
+            state.speech.speak_into(state.voice.outbox, assistant.synthesise, on_error=gr.Warning)
 
     def ask(text: str, state: ChatState | None):
         if not (text or "").strip():
@@ -119,7 +120,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         yield from turn(state, user_input)
 
     def stop(state: ChatState | None) -> None:
-        if state is not None and state.stop():
+        if state is not None and (state.voice.outbox.stop() | state.stop()):
             gr.Info("Stopped.")
 
     def show_turn(state: ChatState | None, evt: gr.SelectData):
@@ -208,13 +209,8 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                         with gr.Row():
                             with gr.Column(scale=1, min_width=240):
                                 controls = voice_controls()
-                            speaker_out = gr.Audio(
-                                streaming=True,
-                                autoplay=True,
-                                interactive=False,
-                                elem_id="speaker",
-                                label="Spoken answer (when 'Speak answers' is on)",
-                            )
+                            # the page plays spoken answers itself (ui/assets.py) and replays the last one
+                            gr.Button("🔊 Hear the answer again", size="sm", elem_id="hear-again")
                     with gr.Column(scale=2):
                         with gr.Group(visible=False, elem_id="viewer") as viewer:
                             viewer_doc = gr.HTML(elem_id="viewer-doc")
@@ -278,7 +274,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         ev_submit = question.submit(ask, [question, state], chat_out, api_name="ask")
         ev_send = send.click(ask, [question, state], chat_out, api_name=False)
         voice_events = wire_voice(loop, controls, switches, state, chat_out, turn, chat_outputs, ensure, voice)
-        ev_speak = turn_tag.change(speak, state, speaker_out, api_name=False, concurrency_id="speech")
+        ev_speak = turn_tag.change(speak, state, None, api_name=False, concurrency_id="speech")
         stop_btn.click(
             stop, state, None, cancels=[ev_submit, ev_send, *voice_events, ev_speak], queue=False, api_name=False
         )

@@ -67,7 +67,7 @@ HEAD = """
    Every step is logged with its time in window.harkVoiceLog (the voice bench reads it). */
 (function () {
   var log = window.harkVoiceLog = [];
-  function note(kind) { log.push({kind: kind, t: Date.now()}); }
+  function note(kind, extra) { log.push(Object.assign({kind: kind, t: Date.now()}, extra || {})); }
   function q(sel) { return document.querySelector(sel); }
   function token() { var t = q('#voice-token textarea, #voice-token input'); return t ? t.value : ''; }
   var rec = {on: false, utt: 0, parts: [], count: 0, sending: false, endWanted: null, rate: 48000,
@@ -179,45 +179,113 @@ HEAD = """
     if (!on && rec.handsFree) { rec.handsFree = false; rec.on = false; send(true, true); closeMic(); }
   };
 
-  /* playback: tell the server when Hark is speaking; after a barge-in, keep that answer quiet */
-  var cutTag = null;
-  function turnTag() { var t = q('#turn-tag textarea, #turn-tag input'); return t ? t.value : ''; }
+  /* spoken answers: each sentence's WAV is fetched from /hark/speech/{token} as soon as the server
+     has it (a long poll), decoded and scheduled on one AudioContext right after the previous one
+     (no gap, no overlap). A hold suspends the context, a resume resumes it; a stop (barge-in,
+     push-to-talk, Stop) drops that answer's sentences, here and on the server. The server is told
+     when Hark is (not) speaking; window.harkPlayer is the player's state (the tests read it). */
+  var p = window.harkPlayer = {ctx: null, turn: 0, next: -1, cut: 0, sources: [], endAt: 0,
+                               sounding: false, held: false, last: [], decoding: Promise.resolve()};
   function report(state) {
     if (token()) { fetch('/hark/mic/' + encodeURIComponent(token()) + '/playback?state=' + state, {method: 'POST'}); }
   }
-  function isSpeaker(el) { return el && el.closest && el.closest('#speaker'); }
-  var held = [], onHold = false;  /* paused by a sound that may be speech (server: hold / resume) */
-  document.addEventListener('playing', function (ev) {
-    if (!isSpeaker(ev.target)) { return; }
-    if (cutTag !== null && cutTag === turnTag()) { ev.target.pause(); return; }
-    if (onHold) { if (held.indexOf(ev.target) < 0) { held.push(ev.target); } ev.target.pause(); return; }
-    cutTag = null; note('playing'); report('playing');
-  }, true);
-  ['pause', 'ended'].forEach(function (name) {
-    document.addEventListener(name, function (ev) {
-      if (isSpeaker(ev.target)) { note(name); report('idle'); }
+  function audio() { if (!p.ctx) { p.ctx = new AudioContext(); } return p.ctx; }
+  ['pointerdown', 'keydown'].forEach(function (name) {  /* a user gesture lets the page make sound */
+    document.addEventListener(name, function () {
+      var c = audio(); if (c.state === 'suspended' && !p.held) { c.resume(); }
     }, true);
   });
-  ['loadstart', 'canplay'].forEach(function (name) {  /* the answer's audio reached the page */
-    document.addEventListener(name, function (ev) { if (isSpeaker(ev.target)) { note(name); } }, true);
-  });
-  function holdPlayback() {  /* also pauses the next sentence if it starts before the resume */
-    onHold = true; note('hold');
-    document.querySelectorAll('#speaker audio').forEach(function (a) {
-      if (!a.paused) { held.push(a); a.pause(); }
+  function started() {
+    if (p.held) { return; }
+    var c = audio();
+    var go = function () { if (p.sounding && !p.held) { note('playing', {at: c.currentTime}); report('playing'); } };
+    if (c.state === 'running') { go(); } else { c.resume().then(go); }
+  }
+  function schedule(buf) {
+    var c = audio(), src = c.createBufferSource();
+    src.buffer = buf; src.connect(c.destination);
+    var at = Math.max(c.currentTime, p.endAt);
+    src.start(at); p.endAt = at + buf.duration; p.sources.push(src);
+    src.onended = function () {
+      var i = p.sources.indexOf(src);
+      if (i < 0) { return; }  /* stopped */
+      p.sources.splice(i, 1);
+      if (!p.sources.length && p.sounding) { p.sounding = false; note('ended'); report('idle'); }
+    };
+    if (!p.sounding) { p.sounding = true; started(); }
+  }
+  function silence() {  /* stop what is scheduled; true if something was playing or held */
+    var was = p.sounding || p.held, s = p.sources;
+    p.sources = []; p.sounding = false; p.endAt = 0;
+    s.forEach(function (src) { try { src.stop(); } catch (e) { /* not started */ } });
+    if (p.held) { p.held = false; if (p.ctx) { p.ctx.resume(); } }
+    return was;
+  }
+  function enqueue(turn, data) {
+    var c = audio();
+    p.decoding = p.decoding.then(function () {
+      return c.decodeAudioData(data).then(function (buf) {
+        if (turn !== p.turn || turn === p.cut) { return; }
+        note('decoded', {seconds: buf.duration});
+        p.last.push(buf); schedule(buf);
+      }, function () { note('decode-error'); });
     });
+  }
+  function newAnswer(turn) {
+    if (silence()) { note('ended'); report('idle'); }
+    p.turn = turn; p.last = [];
+  }
+  function speechLoop() {
+    if (!token()) { setTimeout(speechLoop, 200); return; }
+    var url = '/hark/speech/' + encodeURIComponent(token()) +
+              (p.next < 0 ? '?after=' + p.turn : '?turn=' + p.turn + '&n=' + p.next);
+    fetch(url, {cache: 'no-store'}).then(function (r) {
+      if (!r.ok) { throw new Error('speech ' + r.status); }
+      var turn = +r.headers.get('X-Hark-Turn'), kind = r.headers.get('X-Hark-Speech');
+      if (r.status === 204) {
+        if (kind === 'begin') { newAnswer(turn); p.next = 0; }
+        else if (kind === 'end' || kind === 'stopped') {
+          if (kind === 'stopped' && turn === p.turn && turn !== p.cut) { p.cut = turn; if (silence()) { note('stopped'); report('idle'); } }
+          p.next = -1;
+        }
+        speechLoop(); return;
+      }
+      return r.arrayBuffer().then(function (data) {
+        note('fetched');
+        if (turn > p.turn) { newAnswer(turn); }
+        p.next = +r.headers.get('X-Hark-Index') + 1;
+        speechLoop();
+        if (turn !== p.cut) { enqueue(turn, data); }
+      });
+    }).catch(function () { setTimeout(speechLoop, 1000); });
+  }
+  speechLoop();
+  function holdPlayback() {  /* also keeps the next sentence quiet if it arrives before the resume */
+    p.held = true; note('hold');
+    if (p.ctx) { p.ctx.suspend(); }
+    if (p.sounding) { note('pause'); report('idle'); }
   }
   function resumePlayback() {
-    var h = held; held = []; onHold = false; note('resume');
-    h.forEach(function (a) { a.play(); });
+    p.held = false; note('resume');
+    if (p.sounding) { started(); } else if (p.ctx) { p.ctx.resume(); }
   }
   function stopPlayback() {
-    var playing = onHold || held.length > 0; held = []; onHold = false;
-    document.querySelectorAll('#speaker audio').forEach(function (a) {
-      if (!a.paused) { playing = true; a.pause(); }
-    });
-    if (playing) { cutTag = turnTag(); note('cut'); }
+    var turn = p.turn;
+    if (turn && turn !== p.cut) {
+      p.cut = turn;
+      if (token()) { fetch('/hark/speech/' + encodeURIComponent(token()) + '/stop?turn=' + turn, {method: 'POST'}); }
+    }
+    if (silence()) { note('cut'); report('idle'); }
   }
+  document.addEventListener('click', function (ev) {
+    var el = ev.target && ev.target.closest ? ev.target : null;
+    if (el && el.closest('#stop')) { stopPlayback(); }
+    if (el && el.closest('#hear-again')) {
+      var bufs = p.last.slice();
+      if (silence()) { note('ended'); report('idle'); }
+      bufs.forEach(schedule);
+    }
+  }, true);
 })();
 </script>
 """

@@ -2,11 +2,12 @@
 
 The chat turn feeds answer text into a `SpeechQueue` (split into sentences by
 `assistant.speak.SentenceSplitter`, the same rules as the terminal voice). A second Gradio event,
-started by the same click, reads the sentences, synthesises each with `Assistant.synthesise`
-and yields it as WAV bytes to a `gr.Audio(streaming=True, autoplay=True)` output. Text streaming
-is therefore never held up by synthesis, and when "Speak answers" is off the audio event ends at
-once without opening a stream. A synthesis failure mutes the rest of the answer; it never breaks
-the turn.
+started by the turn's first update, reads the sentences, synthesises each with
+`Assistant.synthesise` and puts its WAV into the tab's `SpeechOutbox`, from which the page fetches
+and plays it at once (`ui/speech_outbox.py`). Text streaming is therefore never held up by
+synthesis, and when "Speak answers" is off nothing is synthesised. A synthesis failure mutes the
+rest of the answer; it never breaks the turn. A stopped answer (Stop, a barge-in, a newer answer)
+synthesises no further sentence.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import io
 import logging
 import queue
+import threading
 import wave
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from assistant.speak import SentenceSplitter
+from ui.speech_outbox import SpeechOutbox
 from ui.voice import now_ms
 
 log = logging.getLogger(__name__)
@@ -51,6 +54,8 @@ class SpeechQueue:
         self._queue: queue.Queue[object] = queue.Queue()
         self._splitter = SentenceSplitter()
         self.marks: dict[str, Any] = {}  # the turn's stage times (ui.voice.VoiceState.marks)
+        self.answer = 0  # its number in the tab's SpeechOutbox (0: not spoken)
+        self._claimed = threading.Lock()  # one speech event per answer
 
     def start_turn(self) -> None:
         """Forget anything left over from a stopped turn."""
@@ -84,22 +89,40 @@ class SpeechQueue:
             self.marks.setdefault("first_clause", now_ms())  # taken to be synthesised
             yield str(item)
 
-    def spoken(
-        self, synthesise: Callable[[str], tuple[int, np.ndarray]], on_error: Callable[[str], None] | None = None
-    ) -> Iterator[bytes]:
-        """`speak_sentences` of this queue; marks when the first audio is ready."""
-        for wav in speak_sentences(self.sentences(), synthesise, on_error):
-            self.marks.setdefault("audio_ready", now_ms())
-            yield wav
+    def speak_into(
+        self,
+        outbox: SpeechOutbox,
+        synthesise: Callable[[str], tuple[int, np.ndarray]],
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        """Synthesise this answer's sentences into `outbox` as they come, until the answer ends or is
+        no longer wanted there; marks when the first audio is ready. Returns at once for an answer
+        that is not spoken or already taken by another call."""
+        number = self.answer
+        if not number or not self._claimed.acquire(blocking=False):
+            return
+        try:
+            wanted = lambda: outbox.active(number)  # noqa: E731
+            for wav in speak_sentences(self.sentences(), synthesise, on_error, wanted):
+                self.marks.setdefault("audio_ready", now_ms())
+                outbox.put(number, wav)
+        finally:
+            outbox.end(number)
 
 
 def speak_sentences(
     sentences: Iterator[str],
     synthesise: Callable[[str], tuple[int, np.ndarray]],
     on_error: Callable[[str], None] | None = None,
+    wanted: Callable[[], bool] = lambda: True,
 ) -> Iterator[bytes]:
-    """WAV bytes for each sentence; at the first synthesis failure, tells `on_error` and stops."""
+    """WAV bytes for each sentence; at the first synthesis failure, tells `on_error` and stops.
+    Once `wanted()` is false the rest is not synthesised (the iterator is still drained)."""
     for sentence in sentences:
+        if not wanted():
+            for _ in sentences:  # drain so the producer never blocks
+                pass
+            return
         try:
             rate, samples = synthesise(sentence)
         except Exception as exc:  # noqa: BLE001 - speech is optional; the text answer goes on

@@ -33,6 +33,7 @@ import numpy as np
 
 from models.runtime.errors import HarkError
 from models.vad import FRAME_MS
+from ui.speech_outbox import SpeechOutbox
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class VoiceState:
     # when each stage of the latest voice turn happened (epoch ms, `now_ms`): release, send,
     # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready (bench.voice)
     marks: dict[str, Any] = field(default_factory=dict)
+    outbox: SpeechOutbox = field(default_factory=SpeechOutbox, repr=False)  # its spoken sentences, for the page
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 

@@ -5,6 +5,9 @@ uploads, and two people at once. Chromium plays a WAV file as the microphone. On
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
+
 import pytest
 
 from tests.llm_server import LLMServer, Reply
@@ -260,27 +263,48 @@ def test_stop_cancels_a_running_answer(browser, slow_llm_app):
     ctx.close()
 
 
-def test_spoken_answers_play_sentence_audio(browser, hark_app):
+def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path):
+    """The page fetches each spoken sentence's WAV from the speech route and plays it itself: it
+    decodes more than a second of audio and its AudioContext's clock runs on while that plays. The
+    route serves real speech (Hark's own speech-to-text hears it), says when the answer ends, and
+    knows no other token."""
     ctx, page = _open(browser, hark_app.url)
-    segments: list[str] = []
-    page.on("request", lambda r: segments.append(r.url) if "/gradio_api/stream/" in r.url else None)
+    wavs: list[str] = []
+    page.on("response", lambda r: wavs.append(r.url) if "/hark/speech/" in r.url and r.status == 200 else None)
     page.get_by_role("tab", name="Settings").click()
     page.locator("#speak input[type=checkbox]").check()
     page.wait_for_timeout(500)
     page.get_by_role("tab", name="Chat").click()
     answer = _ask(page, "How much is the rent per month?", 1)
     assert "950 euros" in answer
+    page.wait_for_function("() => harkVoiceLog.some(e => e.kind === 'playing')", timeout=ANSWER_TIMEOUT)
+    # still sounding a second of audio-clock time after it started: the scheduled speech plays
     page.wait_for_function(
-        "() => { const a = document.querySelector('#speaker audio'); return a && a.duration > 1; }",
+        """() => { const at = harkVoiceLog.find(e => e.kind === 'playing').at;
+                   return harkPlayer.sounding && harkPlayer.ctx.currentTime - at > 1.0; }""",
         timeout=ANSWER_TIMEOUT,
     )
-    # the playlist can announce the duration before the first segment is fetched: wait for both
-    for _ in range(100):
-        if any(u.endswith(".aac") for u in segments):
-            break
-        page.wait_for_timeout(200)
-    assert any(u.endswith(".aac") for u in segments), segments  # sentence audio streamed as segments
-    page.wait_for_function(
-        "() => document.querySelector('#speaker audio').currentTime > 0.5", timeout=ANSWER_TIMEOUT
-    )  # and it is actually playing
+    assert page.evaluate("harkPlayer.ctx.state") == "running"
+    page.wait_for_function(  # the page heard the end and decoded every sentence it fetched
+        """() => harkPlayer.next === -1 && harkVoiceLog.filter(e => e.kind === 'decoded').length
+                 === harkVoiceLog.filter(e => e.kind === 'fetched').length""",
+        timeout=ANSWER_TIMEOUT,
+    )
+    decoded = page.evaluate("harkVoiceLog.filter(e => e.kind === 'decoded').map(e => e.seconds)")
+    assert sum(decoded) > 1.0 and len(wavs) == len(decoded), (decoded, wavs)
+    token = page.evaluate("document.querySelector('#voice-token textarea, #voice-token input').value")
+    turn = page.evaluate("harkPlayer.turn")
+
+    base = f"{hark_app.url.rstrip('/')}/hark/speech"
+    with urllib.request.urlopen(f"{base}/{token}?turn={turn}&n=0", timeout=30) as r:
+        assert r.status == 200 and r.headers["Content-Type"] == "audio/wav"
+        assert r.headers["X-Hark-Turn"] == str(turn) and r.headers["X-Hark-Index"] == "0"
+        (tmp_path / "first.wav").write_bytes(r.read())
+    heard = hark_app.assistant.parts.transcriber.get().transcribe(str(tmp_path / "first.wav")).text.lower()
+    assert "rent" in heard or "950" in heard, heard  # the first clause: "Rent is 950 euros per month"
+    with urllib.request.urlopen(f"{base}/{token}?turn={turn}&n={len(decoded)}", timeout=30) as r:
+        assert r.status == 204 and r.headers["X-Hark-Speech"] == "end"
+    with pytest.raises(urllib.error.HTTPError) as unknown:
+        urllib.request.urlopen(f"{base}/not-a-token?turn=1&n=0", timeout=30)
+    assert unknown.value.code == 404
     ctx.close()

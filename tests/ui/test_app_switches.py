@@ -46,7 +46,7 @@ class Person:
     speak: bool = False
     ctx: object = None
     page: object = None
-    audio: list[str] = field(default_factory=list)  # spoken-answer segment URLs the page fetched
+    audio: list[str] = field(default_factory=list)  # spoken sentences (WAV URLs) the page fetched
 
 
 def _people() -> list[Person]:
@@ -128,10 +128,17 @@ def _answer_request(llm: LLMServer, question: str):
 
 
 # ---- the page --------------------------------------------------------------------------------------
+def _is_speech(response) -> bool:
+    """A spoken sentence's WAV from the speech route (not its long polls' empty replies)."""
+    return "/hark/speech/" in response.url and response.status == 200 and (
+        response.headers.get("content-type", "").startswith("audio/wav")
+    )
+
+
 def _open(browser, url: str, person: Person) -> None:
     person.ctx = browser.new_context(viewport={"width": 1360, "height": 900})
     page = person.page = person.ctx.new_page()
-    page.on("request", lambda r: person.audio.append(r.url) if "/gradio_api/stream/" in r.url else None)
+    page.on("response", lambda r: person.audio.append(r.url) if _is_speech(r) else None)
     page.goto(url)
     page.locator("#question textarea").wait_for()
 
@@ -275,10 +282,10 @@ def test_six_tabs_at_once_each_take_the_path_of_their_own_switches(browser, swit
         # speak answers: only E's page fetches sentence audio
         speaker = by_name["E"]
         for _ in range(150):
-            if any(u.endswith(".aac") for u in speaker.audio):
+            if speaker.audio:
                 break
             speaker.page.wait_for_timeout(200)
-        assert any(u.endswith(".aac") for u in speaker.audio), speaker.audio
+        assert speaker.audio, "E's page fetched no spoken sentence"
         assert {p.name for p in people if p.audio} == {"E"}, {p.name: p.audio for p in people}
 
         # ---- toggles: A turns the web off, D turns it on; nobody else changes --------------------
