@@ -57,9 +57,10 @@ ANSWER = (
 MODES = ("push_to_talk", "hands_free", "record_then_transcribe")
 # the turn's stages (ui.voice.VoiceState.marks, server clock = the page's clock), then the page's
 # first sound: release → the end chunk reaches the server → the transcript is ready → the turn's
-# event runs → the turn starts → … → the first clause's WAV is ready → the page plays it
+# event runs → the turn starts → … → the first clause's WAV is ready → the page has fetched it →
+# decoded it → plays it
 STAGES = ("release", "send", "stt_done", "turn", "transcript", "sources", "first_token", "first_clause",
-          "audio_ready", "loadstart", "canplay", "playing")
+          "audio_ready", "fetched", "decoded", "playing")
 
 WATCH = """
 window.harkBench = {};
@@ -191,7 +192,7 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float, loop=No
     marks = dict(voice.marks) if voice is not None else {}
     ctx.close()
     marks["playing"] = playing
-    for kind in ("loadstart", "canplay"):  # the page's audio element: the stream arrived, it can play
+    for kind in ("fetched", "decoded"):  # the page's player: the first sentence's WAV arrived, decoded
         t = [e["t"] for e in log if e["kind"] == kind and start - 5000 < e["t"] <= playing]
         if t:
             marks[kind] = t[-1]

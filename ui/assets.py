@@ -190,11 +190,18 @@ HEAD = """
     if (token()) { fetch('/hark/mic/' + encodeURIComponent(token()) + '/playback?state=' + state, {method: 'POST'}); }
   }
   function audio() { if (!p.ctx) { p.ctx = new AudioContext(); } return p.ctx; }
+  function wake() { var c = audio(); if (c.state === 'suspended' && !p.held) { c.resume(); } }
   ['pointerdown', 'keydown'].forEach(function (name) {  /* a user gesture lets the page make sound */
     document.addEventListener(name, function () {
-      var c = audio(); if (c.state === 'suspended' && !p.held) { c.resume(); }
+      var speak = q('#speak input');
+      if (p.ctx || (speak && speak.checked)) { wake(); }
     }, true);
   });
+  function idle() {  /* an answer's last sentence ended: the context stops rendering silence */
+    setTimeout(function () {
+      if (p.ctx && !p.sounding && !p.held && p.next < 0 && p.ctx.state === 'running') { p.ctx.suspend(); }
+    }, 2000);
+  }
   function started() {
     if (p.held) { return; }
     var c = audio();
@@ -210,7 +217,7 @@ HEAD = """
       var i = p.sources.indexOf(src);
       if (i < 0) { return; }  /* stopped */
       p.sources.splice(i, 1);
-      if (!p.sources.length && p.sounding) { p.sounding = false; note('ended'); report('idle'); }
+      if (!p.sources.length && p.sounding) { p.sounding = false; note('ended'); report('idle'); idle(); }
     };
     if (!p.sounding) { p.sounding = true; started(); }
   }
@@ -231,9 +238,9 @@ HEAD = """
       }, function () { note('decode-error'); });
     });
   }
-  function newAnswer(turn) {
+  function newAnswer(turn) {  /* ahead of its first sentence: the context is running by then */
     if (silence()) { note('ended'); report('idle'); }
-    p.turn = turn; p.last = [];
+    p.turn = turn; p.last = []; wake();
   }
   function speechLoop() {
     if (!token()) { setTimeout(speechLoop, 200); return; }
