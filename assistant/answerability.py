@@ -14,6 +14,12 @@ A small logistic model over a handful of features of what the turn already has (
   the question is about) that the best of the top chunks holds;
 - `cover_pairs`: the same for the question's adjacent content-word pairs; `agree5`: the share of the
   dense top 5 that is in the full-text top 5;
+- `cover_near`, `unseen_near`, `cover_long_near`: `cover_chunk`, `unseen` and `cover_long` with a
+  word also found when the chunk holds it up to a typo or as a compound part
+  (`assistant.word_match.in_bag`: "Beriods" / "beroids", "Corona" / "Coronavirus");
+- `library_unseen`: the share of the question's long words that the whole library never mentions,
+  up to an inflection or a typo (`word_match.in_library` over `Retrieval.vocabulary`): a question
+  about something else names things the library has no word for (NaN without the word list);
 - `library_gap`: the best dense cosine minus the 99th percentile of the question's cosines over the
   whole library (`Retrieval.library_level`): the library's own calibration, since how high cosines
   run differs between libraries and languages (MiniLM puts German text close to everything);
@@ -44,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from assistant.llm.extractive import ScoredSentence, content_words, raw_content_words, stem
+from assistant.word_match import covered, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX
 
@@ -54,14 +61,16 @@ FEATURES = (
     "dense_top",
     "dense_gap",
     "agree",
-    "cover_chunk",
-    "unseen",
+    "cover_near",
+    "unseen_near",
     "q_words",
-    "cover_long",
+    "cover_long_near",
     "library_gap",
+    "library_unseen",
+    "cover_chunk",
 )
 RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5", "dense_z", "bm25_z", "bm25_share",
-            "rank_agree", "cover_idf")
+            "rank_agree", "cover_idf", "unseen", "cover_long")
 LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap", "library_gap")) + ("bm25_top", "bm25_gap")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
 AVG_LOGPROB_MIN = -1.0
@@ -76,6 +85,7 @@ class Signals:
     avg_logprob: float | None = None
     no_speech_prob: float | None = None
     library_level: float | None = None  # the question's 99th-percentile cosine over the library
+    vocabulary: Sequence[str] | None = field(default=None, repr=False)  # the library's sorted words
 
 
 @dataclass
@@ -101,9 +111,11 @@ def features(
     question: str, hits: Sequence[Hit], candidates: Sequence[Hit], ranked: Sequence[ScoredSentence],
     top_chunks: int = 3,
     library_level: float | None = None,
+    vocabulary: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """The model's inputs (see the module docstring). Pure; never raises on missing scores. An
-    unknown value is NaN (`library_gap` without `library_level`): the model then uses its mean."""
+    unknown value is NaN (`library_gap` without `library_level`, `library_unseen` without
+    `vocabulary`): the model then uses its mean."""
     pool = list(candidates) or list(hits)
     dense = sorted((h.dense_score for h in pool if h.dense_score is not None), reverse=True)
     dense_top = dense[0] if dense else 0.0
@@ -126,6 +138,13 @@ def features(
     unseen = len(q - union) / len(q) if q else 1.0
     long = {stem(w) for w in raw_content_words(question) if len(w) >= LONG_WORD}
     cover_long = max((len(long & b) / len(long) for b in bags), default=0.0) if long else cover_chunk
+    near = [covered(q, b) for b in bags]
+    cover_near = max((len(h) / len(q) for h in near), default=0.0) if q else 0.0
+    unseen_near = len(q - set().union(*near)) / len(q) if q else 1.0
+    cover_long_near = max((len(long & h) / len(long) for h in near), default=0.0) if long else cover_near
+    library_unseen = math.nan
+    if vocabulary is not None:
+        library_unseen = sum(not in_library(w, vocabulary) for w in long) / len(long) if long else 0.0
     q_pairs = set(zip(q_list, q_list[1:], strict=False))
     pairs = [set(zip(seq, seq[1:], strict=False)) for seq in seqs]
     cover_pairs = max((len(q_pairs & b) / len(q_pairs) for b in pairs), default=0.0) if q_pairs else cover_chunk
@@ -145,6 +164,10 @@ def features(
         "cover_sentence": float(max((s.coverage for s in ranked), default=0.0)),
         "unseen": float(unseen),
         "cover_long": float(cover_long),
+        "cover_near": float(cover_near),
+        "unseen_near": float(unseen_near),
+        "cover_long_near": float(cover_long_near),
+        "library_unseen": float(library_unseen),
         "cover_pairs": float(cover_pairs),
         "agree5": len(set(by_dense) & set(by_bm25)) / 5.0,
         **({"sentence_sim": float(max(sims))} if sims else {}),
@@ -256,7 +279,8 @@ class Answerability:
         name = self.model.name if self.model else ""
         if not hits:
             return Decision(False, 0.0, "no_evidence", model=name)
-        x = features(question, hits, candidates, ranked, library_level=signals.library_level)
+        x = features(question, hits, candidates, ranked, library_level=signals.library_level,
+                     vocabulary=signals.vocabulary)
         if signals.intent_confidence is not None:
             x["intent_confidence"] = float(signals.intent_confidence)
         for key in ("avg_logprob", "no_speech_prob"):

@@ -89,7 +89,8 @@ def run_pairing(
         retrieval = retriever.retrieve(text)
         t1 = time.perf_counter()
         decision = answerer.assess(text, retrieval.hits, retrieval.candidates,
-                                   Signals(library_level=retrieval.library_level))
+                                   Signals(library_level=retrieval.library_level,
+                                           vocabulary=retrieval.vocabulary))
         t2 = time.perf_counter()
         row = Row(qid, text, own, not decision.answerable, decision.probability, decision.features)
         if answer:

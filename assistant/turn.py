@@ -204,6 +204,7 @@ class Turn:
             avg_logprob=heard.avg_logprob if heard is not None else None,
             no_speech_prob=heard.no_speech_prob if heard is not None else None,
             library_level=found.retrieval.library_level if found.retrieval is not None else None,
+            vocabulary=found.retrieval.vocabulary if found.retrieval is not None else None,
         )
         with st.timed("answerability"):  # judged on the text that was searched (a follow-up's standalone query)
             decision = answerer.assess(st.question.query, found.hits, found.candidates, signals, st.question.answered)

@@ -70,13 +70,16 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str]) -> tuple[dict[s
 
 def _config_key() -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
-    retrieval, ingest and embedder configuration."""
+    retrieval, ingest and embedder configuration and one version of the feature code."""
     import hashlib
 
+    import assistant.answerability
+    import assistant.word_match
     from assistant.config import load_config
 
     cfg = load_config(None)
-    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump()],
+    code = [Path(m.__file__).read_text(encoding="utf-8") for m in (assistant.answerability, assistant.word_match)]
+    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code],
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 

@@ -63,6 +63,7 @@ class SearchResults:
     pool_bm25: dict[str, float] = field(default_factory=dict)  # BM25 of the dense hits (hybrid only)
     notices: list[str] = field(default_factory=list)
     level: float | None = None  # the query's 99th-percentile cosine over the library (`StoreView.level`)
+    vocabulary: tuple[str, ...] | None = field(default=None, repr=False)  # `StoreView.vocabulary`
 
 
 def build_pool(
@@ -165,7 +166,8 @@ class Retriever:
         timings["rerank"] = outcome.ms
         if outcome.notice:
             notices.append(outcome.notice)
-        retrieval = Retrieval(query, outcome.hits, outcome.candidates, False, timings, notices, results.level)
+        retrieval = Retrieval(query, outcome.hits, outcome.candidates, False, timings, notices, results.level,
+                              results.vocabulary)
         best = retrieval.best_dense
         retrieval.relevant = best is not None and best >= self.settings.min_score
         return retrieval
@@ -211,6 +213,8 @@ class Retriever:
                 out.dense = view.search(vec, n)
                 level = getattr(view, "level", None)  # a view without one (a stand-in) tells nothing
                 out.level = level(vec) if callable(level) else None
+                words = getattr(view, "vocabulary", None)
+                out.vocabulary = words() if callable(words) else None
             except Exception as exc:  # noqa: BLE001
                 log.warning("dense search failed (%s: %s)", type(exc).__name__, exc)
                 out.notices.append("vector search failed")

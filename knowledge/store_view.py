@@ -176,6 +176,16 @@ class StoreView:
         vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         return snap.level(vec / max(float(np.linalg.norm(vec)), 1e-12))
 
+    def vocabulary(self) -> tuple[str, ...] | None:
+        """The library's sorted word list (`Snapshot.vocabulary`), from the in-memory snapshot; None
+        without one (as `level`)."""
+        if not self.settings.memory_search or self.facts.count >= self.settings.ann_threshold:
+            return None
+        try:
+            return self._vectors.snapshot(self.table, self.version).vocabulary
+        except StaleSnapshot:
+            return None
+
     def _memory_search(self, vec: np.ndarray, k: int) -> list[Hit]:
         snap = self._vectors.snapshot(self.table, self.version)  # the schema fixes the dimension
         query = vec / max(float(np.linalg.norm(vec)), 1e-12)

@@ -78,6 +78,7 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)  # embed, search, rerank
     notices: list[str] = field(default_factory=list)
     library_level: float | None = None  # the query's 99th-percentile cosine over the library (None: unknown)
+    vocabulary: tuple[str, ...] | None = field(default=None, repr=False)  # the library's sorted words (None: unknown)
 
     @property
     def best_dense(self) -> float | None:

@@ -27,10 +27,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from models.runtime.blas import single_threaded_blas
 
 log = logging.getLogger(__name__)
+_NON_WORD = r"[^\p{L}\p{N}_]+"  # what `\w+` does not match: the words are the pieces between
 
 
 class StaleSnapshot(RuntimeError):
@@ -69,6 +71,18 @@ class Snapshot:
                 scores = window_max_scores(query, self.matrix, self.windows, self.offsets)
         self._last[0] = (key, scores)
         return scores
+
+    @cached_property
+    def vocabulary(self) -> tuple[str, ...]:
+        """Every lower-cased word of the rows' titles and texts, sorted: what the library mentions at
+        all, for the answerability decision's library-level word check. Built on first use, once per
+        snapshot (Arrow's string kernels: ~0.3 s at 10k chunks)."""
+        words: set[str] = set()
+        for c in ("title", "chunk_text"):
+            if c in self.rows.column_names:
+                split = pc.split_pattern_regex(pc.utf8_lower(self.rows.column(c)), _NON_WORD)
+                words.update(w for w in pc.unique(pc.list_flatten(split)).to_pylist() if w)
+        return tuple(sorted(words))
 
     def windows_of(self, i: int) -> np.ndarray | None:
         if self.windows is None or self.offsets is None:

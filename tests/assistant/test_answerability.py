@@ -112,6 +112,8 @@ def test_a_turn_traces_every_feature_and_the_decision(tmp_path, library):
         "How much is the pet deposit for a dog?": False,
         "which MACTURT store does the paper use": True,  # a misheard question
         "What dose of ibuprofen is safe for a small child?": True,  # another domain
+        "Wer führte die Panthers 2015 bei den Tackles an?": True,  # German, about what the library never mentions
+        "How much is the pet depposit for a dgo?": False,  # typed with typos: still answered
     }
     for question, expect_not_known in cases.items():
         done = [e for e in assistant.respond(session, question) if isinstance(e, Done)][-1]
@@ -160,3 +162,39 @@ def test_the_library_level_is_the_question_s_99th_percentile_cosine_over_the_who
     unknown = Answerability.load(library.embedder.identity).decide(question, retrieval.hits, retrieval.candidates, [])
     assert math.isnan(unknown.features["library_gap"]) and "library_gap" not in unknown.to_trace()["features"]
     assert 0 < unknown.probability < 1  # an unknown level counts as the fitted mean
+
+
+def test_words_match_up_to_a_typo_an_inflection_or_a_compound_part():
+    from assistant.llm.extractive import content_words
+    from assistant.word_match import covered, in_library
+
+    bag = set(content_words("Beroids use macrocilia as teeth. The coronavirus spreads; die Inkubationszeit."))
+    question = content_words("What do Beriods use as teet? Does Corona spread? Die Inkubation? Help? Rend?")
+    assert covered(question, bag) == set(content_words("Beriods teet Corona spread Inkubation"))
+    vocabulary = tuple(sorted({"lindisfarne", "warschau", "warschauer", "rent", "parent"}))
+    assert in_library("warschau", vocabulary) and in_library("warsch", vocabulary)  # an inflection
+    assert in_library("lindisafrne", vocabulary)  # a typo
+    assert not in_library("macturt", vocabulary) and not in_library("rend", ("parent",))
+
+
+def test_the_library_s_vocabulary_flags_what_it_never_mentions(library):
+    """`Retrieval.vocabulary` is every word of the real table's titles and texts; `library_unseen`
+    is the share of the question's long words that none of them is (up to a typo)."""
+    import re
+
+    from knowledge.retrieve import Retriever
+    from knowledge.settings import RetrievalSettings
+
+    retriever = Retriever(library.embedder, library.store, RetrievalSettings())
+    retrieval = retriever.retrieve("Who led the Panthers in tackles in 2015?")
+    table = library.store.table.to_arrow()
+    words = {w for col in ("title", "chunk_text") for t in table.column(col).to_pylist() for w in re.findall(r"\w+", t.lower())}
+    assert retrieval.vocabulary == tuple(sorted(words))
+    model = Answerability.load(library.embedder.identity)
+    signals = Signals(library_level=retrieval.library_level, vocabulary=retrieval.vocabulary)
+    stranger = model.decide(retrieval.query, retrieval.hits, retrieval.candidates, [], signals)
+    assert stranger.features["library_unseen"] == 1.0 and not stranger.answerable  # panthers, tackles
+    typo = "How much is the pett deposit for a dogg in the flatt?"
+    r = retriever.retrieve(typo)
+    own = model.decide(typo, r.hits, r.candidates, [], Signals(library_level=r.library_level, vocabulary=r.vocabulary))
+    assert own.features["library_unseen"] == 0.0 and own.features["cover_near"] > own.features["cover_chunk"]
