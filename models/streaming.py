@@ -9,7 +9,8 @@ words already heard. A `StreamingTranscriber` keeps one background thread per ut
 - while there is speech, a pass runs over the whole buffer each time `interval_s` of new audio has
   arrived (on `partial`, a smaller model, when given: those passes only feed the live words), and
   once more on the main model as soon as the speech pauses for `pause_ms` (that pass usually covers
-  the whole utterance);
+  the whole utterance). The two models have a thread each, so the pass in the pause never waits
+  for a partial pass; no partial pass starts while the speech pauses or a main pass runs;
 - LocalAgreement-2 (whisper-streaming, Macháček et al. 2023): the words on which the last two
   passes agree, from the start, are committed; later words are tentative. Both are shown live;
 - `end()` (the user released, or the end of turn was detected) starts making the transcript and
@@ -74,6 +75,18 @@ class StreamResult:
     no_speech_prob: float | None
     speech_seconds: float
     ready_at: float = 0.0  # time.time() when the text was ready
+    timeline: tuple[PassMark, ...] = ()  # the utterance's passes (bench.voice prints them)
+
+
+@dataclass(frozen=True)
+class PassMark:
+    """One pass: which, when (time.time()), over how much of the buffer (s), speech's end then."""
+
+    kind: str  # partial | pause (main model, in a pause) | main (main model, speaking) | final
+    started: float
+    ended: float
+    audio_s: float
+    speech_end_s: float
 
 
 def words(text: str) -> list[str]:
@@ -143,14 +156,16 @@ class StreamingTranscriber:
         self._committed_n = 0
         self._passes = 0
         self._error: Exception | None = None
-        self._inflight_end: int | None = None  # samples the running pass covers
-        self._inflight_partial = False  # ... and it runs on the partial model
-        self._abandoned = False  # finish() went ahead without the running pass
+        self._inflight_end: int | None = None  # samples the running pass of the main model covers
+        self._abandoned = False  # finish() went ahead without the running pass of the main model
         self._ending = False  # end() was called: the transcript is being made
         self._ended = threading.Event()  # ... and is ready (in _outcome)
         self._outcome: StreamResult | Exception | None = None
-        self._thread = threading.Thread(target=self._loop, name="hark-stream", daemon=True)
+        self._timeline: list[PassMark] = []
+        self._thread = threading.Thread(target=self._loop, args=(False,), name="hark-stream", daemon=True)
         self._thread.start()
+        if partial is not None:
+            threading.Thread(target=self._loop, args=(True,), name="hark-stream-partial", daemon=True).start()
 
     # ---- input --------------------------------------------------------------------------------
     def feed(self, samples: np.ndarray, sample_rate: int) -> None:
@@ -209,41 +224,57 @@ class StreamingTranscriber:
         return self._parts[0] if self._parts else np.zeros(0, np.float32)
 
     # ---- the background passes ----------------------------------------------------------------
-    def _due(self) -> bool:
+    def _in_pause(self) -> bool:
+        return not self.vad.speaking and self.vad.silence_ms >= self.settings.pause_ms
+
+    def _due(self, partial: bool) -> bool:
+        """A pass is due on the partial model's thread (`partial`) or the main model's."""
         if not self.vad.heard or self._samples < RATE // 2:
             return False  # no speech yet: a pass over silence only invents words
         new = self._samples - self._last_end
         if new <= 0:
             return False
-        if self.vad.speaking or self.vad.silence_ms < self.settings.pause_ms:
-            return new >= self.settings.interval_s * RATE
+        if partial:  # the live words, while the user speaks and no pass of the main model runs
+            return self.vad.speaking and self._inflight_end is None and new >= self.settings.interval_s * RATE
+        if not self._in_pause():
+            return self.partial is None and new >= self.settings.interval_s * RATE
         covered = self._main[1] if self._main is not None else 0  # by the main model
         return covered < self._speech_end() + int(self.settings.pause_ms * RATE / 1000)  # a pause
 
-    def _loop(self) -> None:
+    def _loop(self, partial: bool) -> None:
+        """The passes of one model: the main model's (in a pause; also while speaking when there is
+        no partial model), or the partial model's, on their own threads, so a pass in a pause
+        starts at once, never after a partial pass."""
+        model = (self.partial if partial else None) or self.transcriber
         while True:
             with self._cond:
-                while not (self._closed or self._finishing or self._due()):
+                while not (self._closed or self._finishing or self._due(partial)):
                     self._cond.wait(0.05)
                 if self._closed or self._finishing:
                     return
                 end = self._samples
                 audio = self._audio_locked()[:end]
-                in_pause = not self.vad.speaking and self.vad.silence_ms >= self.settings.pause_ms
-                model = self.transcriber if in_pause or self.partial is None else self.partial
-                self._inflight_end, self._inflight_partial = end, model is not self.transcriber
+                in_pause = not partial and self._in_pause()
+                if not partial:
+                    self._inflight_end = end
+                kind = "partial" if partial else "pause" if in_pause else "main"
+                speech_end = self._speech_end() / RATE
+            started = time.time()
             try:
                 result = model.decode(audio)
             except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
                 log.warning("streaming pass failed: %s", exc)
                 with self._cond:
-                    self._error, self._inflight_end = exc, None
+                    if not partial:  # a failing partial model only stops the live words
+                        self._error, self._inflight_end = exc, None
                 return
             with self._cond:
-                self._inflight_end = None
-                if self._finishing and self._abandoned:
+                if not partial:
+                    self._inflight_end = None
+                self._timeline.append(PassMark(kind, started, time.time(), end / RATE, speech_end))
+                if self._finishing and (partial or self._abandoned):
                     return  # finish() did not wait for this pass
-                if model is self.transcriber:
+                if not partial:
                     self._main = (result, end)
                 self._agree(result, end)
             if in_pause and result.text and self.on_hypothesis is not None:
@@ -253,9 +284,11 @@ class StreamingTranscriber:
                     log.warning("hypothesis hook failed", exc_info=True)
 
     def _agree(self, result: Decoded, end: int) -> None:
+        self._passes += 1
+        if end < self._last_end:
+            return  # a pass over a shorter buffer that ended after a longer one
         previous = self._last.text if self._last is not None else None
         self._last, self._last_end = result, end
-        self._passes += 1
         if previous is not None:
             # the shorter pass's last word may be cut off by the end of its buffer ("ill" of
             # "ill-disposed" agrees with "ill."): it is never committed
@@ -300,11 +333,9 @@ class StreamingTranscriber:
             inflight = self._inflight_end
             stale = inflight is not None and inflight < self._speech_end() + margin
             # a running pass that ends before the speech does cannot give the transcript: with a
-            # separate tail model, decode the tail at once instead of waiting for it; a pass of the
-            # partial model never gives it (its own model: the last pass runs beside it)
-            self._abandoned = (stale and self.tail is not None) or (
-                inflight is not None and self._inflight_partial
-            )
+            # separate tail model, decode the tail at once instead of waiting for it (a pass of the
+            # partial model never gives it and is never waited for)
+            self._abandoned = stale and self.tail is not None
             self._cond.notify_all()
         if not self._abandoned:
             self._thread.join()
@@ -322,6 +353,7 @@ class StreamingTranscriber:
                 "I didn't catch that — I couldn't hear any words.", "Speak a little closer to the microphone."
             )
         speech_end = self._speech_end()
+        started = time.time()
         if (
             error is None
             and main is not None
@@ -337,6 +369,8 @@ class StreamingTranscriber:
                 decoded, mode = (self.tail or self.transcriber).decode(audio, prefix=committed), "tail"
             else:
                 decoded, mode = self.transcriber.decode(audio, prefix=None), "full"
+            with self._cond:
+                self._timeline.append(PassMark("final", started, time.time(), duration, speech_end / RATE))
         text = decoded.text.strip()
         if not any(ch.isalnum() for ch in text):
             raise SpeechInputError(
@@ -354,6 +388,7 @@ class StreamingTranscriber:
             no_speech_prob=decoded.no_speech_prob,
             speech_seconds=decoded.speech_seconds,
             ready_at=time.time(),
+            timeline=tuple(self._timeline),
         )
 
     def close(self) -> None:

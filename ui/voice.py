@@ -228,4 +228,7 @@ class VoiceLoop:
         if marks is not None:
             marks["stt_done"] = result.ready_at * 1000
             marks["final_pass"] = result.final_pass
+            marks["passes"] = [
+                (m.kind, m.started * 1000, m.ended * 1000, m.audio_s, m.speech_end_s) for m in result.timeline
+            ]
         return self.assistant.listening.heard(result)

@@ -163,3 +163,54 @@ def test_partial_model_speaks_live_and_the_main_model_gives_the_transcript():
     assert result.ready_at <= time.time()
     whole = main.transcribe(np.concatenate([samples, _silence(0.4)]), sample_rate=RATE)
     assert wer([clip.reference], [result.text]) <= wer([clip.reference], [whole.text]) + 0.02
+
+
+
+
+class _Timed:
+    """A real, shared whisper model whose passes note when they started and ended."""
+
+    def __init__(self, model: str) -> None:
+        self.model = shared_transcriber(model)
+        self.started: list[float] = []
+        self.ended: list[float] = []
+
+    def decode(self, samples, prefix=None):
+        self.started.append(time.monotonic())
+        try:
+            return self.model.decode(samples, prefix)
+        finally:
+            self.ended.append(time.monotonic())
+
+    def check_short(self, decoded) -> None:
+        self.model.check_short(decoded)
+
+
+def test_the_pass_in_the_pause_never_waits_for_a_partial_pass():
+    """The user stops while a pass of the partial model (here the slower base) runs: the main
+    model's pass in the pause starts at once beside it, and at the end of the turn it is the
+    transcript (no pass is left to run then)."""
+    main, partial = _Timed("tiny.en"), _Timed("base")
+    clip = max(librivox_clips(), key=lambda c: c.path.stat().st_size)
+    samples = audio_io.load(clip.path).samples
+    st = StreamingTranscriber(main, StreamingSettings(interval_s=0.8), partial=partial)
+    fed = 0
+    while fed < 3 * RATE or not st.vad.speaking:  # the speech at once, up to a word: a partial pass starts
+        st.feed(samples[fed : fed + 1600], RATE)
+        fed += 1600
+    samples = samples[:fed]
+    deadline = time.monotonic() + 60
+    while not partial.started:
+        assert time.monotonic() < deadline, "no partial pass"
+        time.sleep(0.005)
+    st.feed(_silence(0.3), RATE)  # the user stops: a pause
+    while not main.started:
+        assert time.monotonic() < deadline, "no pass in the pause"
+        time.sleep(0.005)
+    assert len(partial.ended) < len(partial.started), "the pass in the pause waited for the partial pass"
+    st.feed(_silence(0.3), RATE)
+    st.end()
+    result = st.finish()
+    assert result.final_pass == "none", result.timeline  # the pass in the pause was the transcript
+    assert [m.kind for m in result.timeline if m.kind != "partial"] == ["pause"]
+    assert result.text == main.model.decode(np.concatenate([samples, _silence(0.3)])).text
