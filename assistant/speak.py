@@ -55,6 +55,16 @@ _FUNCTION_WORDS = {
     "those", "as", "than", "if", "so", "per", "about", "into", "over", "under", "after", "before",
     "which", "who", "whose", "where", "when", "my", "our", "his", "her", "i", "we", "they", "he", "she",
 }  # fmt: skip
+# a first clause may end early right before one of these: they open a phrase of their own
+# ("the deposit is returned | within thirty days"); not "to" ("wants | to go"), articles ("must
+# give | the landlord") or "per" (a unit: "950 euros per month")
+_PHRASE_STARTS = {
+    "in", "on", "at", "for", "by", "with", "within", "from", "of", "after", "before", "during",
+    "until", "since", "under", "over", "into", "about", "between", "through", "without",
+    "across", "against", "among", "around", "behind", "beyond", "near", "toward", "towards", "upon",
+    "via", "unless", "because", "although", "though", "while", "whereas", "if", "when", "where",
+    "which", "who", "whose", "and", "or", "but", "so",
+}  # fmt: skip
 _NUMBER_WORDS = set(
     "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty "
     "sixty seventy eighty ninety hundred thousand million billion half quarter few several many".split()
@@ -69,10 +79,13 @@ class SentenceSplitter:
     """Incremental segmentation of a token stream: the first clause, then sentences. One per answer
     (it holds the buffer)."""
 
-    def __init__(self, max_chars: int = 300, first_clause_words: int = 8, min_clause_words: int = 3) -> None:
+    def __init__(
+        self, max_chars: int = 300, first_clause_words: int = 8, min_clause_words: int = 3, phrase_words: int = 4
+    ) -> None:
         self.max_chars = max_chars
         self.first_clause_words = first_clause_words  # 0: no early first clause, sentences only
         self.min_clause_words = min_clause_words
+        self.phrase_words = phrase_words  # 0: the first clause never ends before a phrase
         self._buf = ""
         self._spoken_words = 0  # words released so far: the first clause ends once there are enough
 
@@ -134,6 +147,10 @@ class SentenceSplitter:
                 words += 1
             clause_mark = bare[-1:] in (",", ";", ":") or bare in ("–", "—", "-")
             if clause_mark and words >= self.min_clause_words:
+                return m.end()
+            if self.phrase_words and self.phrase_words <= words < self.first_clause_words and _before_phrase(
+                buf, m.end(), bare
+            ):
                 return m.end()
             if words >= self.first_clause_words + 4 or (
                 words >= self.first_clause_words and not _leans(bare)
@@ -225,6 +242,17 @@ def _leans(word: str) -> bool:
     if low in _NUMBER_WORDS or any(ch.isdigit() for ch in low):  # "3.5 | months", "three | days"
         return True
     return word.endswith(".") and len(word) <= 3  # "J." "Dr." "No."
+
+
+def _before_phrase(buf: str, end: int, word: str) -> bool:
+    """`word` (ending at `end`) can close a first clause because the next word, complete, opens a
+    phrase of its own: "returned | within thirty days". False until that word has arrived."""
+    if not word[-1:].isalpha() or _leans(word):
+        return False
+    nxt = _WORD.search(buf, end)
+    if nxt is None or nxt.end() == len(buf):
+        return False
+    return nxt.group().lower() in _PHRASE_STARTS
 
 
 def _next_visible(buf: str, k: int) -> str | None:
