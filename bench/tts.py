@@ -10,6 +10,11 @@ Per engine, interleaved in one run (medians over the rounds):
 - `first audio ms` (clause / sentence): from the first token of a streamed answer (tokens at
   40 per second, like a fast LLM) to the first audio, with the first-clause splitter and with
   whole sentences only.
+
+`--first-piece` compares, for Piper only, where the first piece ends: before a phrase from 4 words
+(the default) against the word count alone (~8 words): first audio from the first token, the first
+piece's synthesis, and the gaps while the answer plays (a piece not synthesised when the one
+before has finished playing).
 """
 
 from __future__ import annotations
@@ -61,11 +66,59 @@ def _first_audio_ms(synth: Synthesiser, text: str, first_clause: bool) -> float:
     raise AssertionError("no audio")
 
 
+def _played(synth: Synthesiser, text: str, splitter: SentenceSplitter) -> tuple[float, float, float]:
+    """(first audio, first piece's synthesis, gaps) in ms for `text` streamed at 40 tokens/s and
+    synthesised piece by piece, each piece played once ready and the one before has finished."""
+    pieces, words = [], text.split(" ")
+    for i, word in enumerate(words):  # each piece with the time its last token arrives
+        pieces += [(p, i * TOKEN_SECONDS) for p in splitter.feed(word if i == 0 else " " + word)]
+    pieces += [(p, len(words) * TOKEN_SECONDS) for p in splitter.flush()]
+    clock, played_to, gaps, first = 0.0, 0.0, 0.0, None
+    for piece, arrives in pieces:
+        t0 = time.perf_counter()
+        rate, samples = synth.synthesise(piece)
+        took = time.perf_counter() - t0
+        clock = max(clock, arrives) + took
+        if first is None:
+            first = (clock * 1000, took * 1000)
+        else:
+            gaps += max(0.0, clock - played_to)
+        played_to = max(played_to, clock) + len(samples) / rate
+    assert first is not None
+    return first[0], first[1], gaps * 1000
+
+
+def _first_piece_ab(rounds: int) -> int:
+    synth = Synthesiser(TTSSettings())
+    synth.warm_up()
+    variants = {"before a phrase from 4 words (default)": {}, "word count alone (~8)": {"phrase_words": 0}}
+    answers = [" ".join(SENTENCES[:2]), " ".join(SENTENCES[2:]), *SENTENCES]
+    rows: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
+    load_before = load_average()
+    for _ in range(rounds):
+        for text in answers:
+            for name, kw in variants.items():  # interleaved
+                rows[name].append(_played(synth, text, SentenceSplitter(**kw)))
+    med = statistics.median
+    print(f"{rounds} rounds of {len(answers)} answers, load average {(load_before + load_average()) / 2:.1f}")
+    print("| first piece | first audio ms p50 | its synthesis ms p50 | gaps ms (sum) | first pieces |")
+    print("|---|---:|---:|---:|---|")
+    for name, kw in variants.items():
+        firsts = sorted({SentenceSplitter(**kw).feed(t + " Next")[0] for t in SENTENCES})
+        r = rows[name]
+        print(f"| {name} | {med(x[0] for x in r):.0f} | {med(x[1] for x in r):.0f} | "
+              f"{sum(x[2] for x in r):.0f} | {' / '.join(firsts)} |")  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", dest="json_out", default=None)
+    ap.add_argument("--first-piece", action="store_true", help="Piper: where the first piece ends, A/B")
     args = ap.parse_args(argv)
+    if args.first_piece:
+        return _first_piece_ab(args.rounds)
 
     load_before = load_average()
     synths = {name: Synthesiser(s) for name, s in ENGINES.items()}

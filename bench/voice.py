@@ -203,6 +203,8 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float, loop=No
         "heard": bench.get("text_heard", "").replace("🎙️", "").strip(),
         "stages_ms": {k: round(marks[k] - start) for k in STAGES if isinstance(marks.get(k), float | int)},
         "final_pass": marks.get("final_pass", ""),
+        "prefetched": marks.get("prefetched"),
+        "timings_ms": marks.get("timings_ms", {}),
         "passes": [
             f"{kind} {a - start:.0f}→{b - start:.0f} ({audio:.2f}/{speech:.2f} s)"
             for kind, a, b, audio, speech in marks.get("passes", [])
@@ -315,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                                 f"{rnd + 1}.{n + 1} {mode:22} transcript {r['transcript_ms']:6.0f} ms  first text "
                                 f"{r['first_text_ms']:6.0f} ms  first audio {r['first_audio_ms']:6.0f} ms  "
                                 f"«{r['heard']}»\n      stages " + " ".join(f"{k} {v}" for k, v in r["stages_ms"].items())
-                                + f" (pass at release: {r['final_pass'] or '—'})"
+                                + f" (pass at release: {r['final_pass'] or '—'}; search prefetched: {r['prefetched']})"
+                                + "\n      turn ms " + " ".join(f"{k} {v:.0f}" for k, v in r["timings_ms"].items())
                                 + ("\n      passes " + ", ".join(r["passes"]) if r["passes"] else ""),
                                 flush=True,
                             )

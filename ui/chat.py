@@ -239,6 +239,9 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
         turn.notices.append(f"{icon} {event.text}")
     elif isinstance(event, Done):
         answer = event.answer
+        trace = event.trace if isinstance(event.trace, dict) else {}
+        if "prefetched" in trace:  # bench.voice: the early search was taken, and the turn's timings
+            turn.marks.update(prefetched=trace["prefetched"], timings_ms=trace.get("timings_ms", {}))
         turn.view.answer = answer
         if turn.hits or answer.cited or answer.not_known:
             _render_evidence(turn, answer)
