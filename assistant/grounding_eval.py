@@ -5,7 +5,7 @@ each question runs `Retriever.retrieve` → `Answerer.assess` (the answerability
 `Answerer.answer` (the configured chain; offline, the extractive answer). A question asked of its own
 library is answerable; of another set's library it is out of scope. Reported: the not-known rate,
 the cited-gold rate (the first cited chunk comes from a relevant document) and, where the set has
-answer strings, how often the answer holds one.
+answer strings, how often the answer holds one (`holds_gold`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from assistant.answer import Answerer
 from assistant.answerability import Answerability, Signals
+from assistant.speech_text import clean
 from knowledge.beir import BeirDataset, doc_id_from_path, load_beir
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,14 @@ def answers_of(dataset: BeirDataset) -> dict[str, list[str]]:
             if q.get("answers"):
                 out[str(q["_id"])] = [str(a) for a in q["answers"]]
     return out
+
+
+def holds_gold(text: str, answers: list[str]) -> bool:
+    """Whether the answer holds a gold string, case aside, as written or as read out without the
+    citation markers a voice skips ("… Sleeping with the Past [1]." holds "Sleeping with the
+    Past."); runs of white space count as one space; numbers, accents and quotes are left as they are."""
+    forms = (text.lower(), clean(text).lower())
+    return any(" ".join(a.lower().split()) in f for a in answers for f in forms)
 
 
 def holds_answers(library: BeirDataset, questions: BeirDataset) -> bool:
@@ -101,9 +110,7 @@ def run_pairing(
                 relevant = {canonical.get(d, d) for d in questions.qrels.get(qid, {})}
                 row.cited_gold = canonical.get(first, first) in relevant
             if own and qid in gold:
-                row.gold_in_answer = not result.not_known and any(
-                    a.lower() in result.text.lower() for a in gold[qid]
-                )
+                row.gold_in_answer = not result.not_known and holds_gold(result.text, gold[qid])
         row.ms = {"retrieve": (t1 - t0) * 1e3, "assess": (t2 - t1) * 1e3, "answer": (time.perf_counter() - t2) * 1e3}
         rows.append(row)
         if progress is not None:

@@ -9,8 +9,9 @@ overlap — plus a prior for the better-ranked chunk (`rank_prior / block`: retr
 chunk, a better signal than one sentence's words; chosen on the dev sets' fit half), and for a question asking how many, how
 long or when, a lower score for a sentence that holds no number; for a who/where/when question, a
 higher one for a sentence holding a name the question does not, or a date (`answer_kind`). The answer opens with the best sentence;
-at most one more follows for a factual question (two otherwise), only from the same document and
-only when it scores close to the best. Each sentence is cited `[n]` with the number of its context
+at most one more follows for a factual question (two otherwise, and also when the third scores
+nearly as well as the best: an uncertain pick), only from the same document and only when it scores
+close to the best. Each sentence is cited `[n]` with the number of its context
 block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
 and no embedding, it says it does not know.
 """
@@ -92,7 +93,7 @@ _MARKUP = re.compile(r"[<>{}=;]")
 _PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
-ANSWER_TYPE = 0.5  # added for a sentence holding the kind of answer asked for (`answer_kind`)
+ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
 
 def raw_content_words(text: str) -> list[str]:
@@ -117,9 +118,10 @@ def answer_kind(question: str, sentence: str) -> bool:
     """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
     hold (who/where), a year or a month (when). False for other questions."""
     if _ASKS_NAME.search(question):
-        asked = {w.lower() for w in _WORD.findall(question)}
+        asked = {_stem(w.lower()) for w in _WORD.findall(question)}
         words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
-        return any(_CAPITAL.match(w) and w.lower() not in asked for w in words)
+        # "The", "In" inside a title name no one; a name the question holds (in any form) is no answer
+        return any(_CAPITAL.match(w) and w.lower() not in _STOP and _stem(w.lower()) not in asked for w in words)
     if _ASKS_DATE.search(question):
         return bool(_DATE.search(sentence))
     return False
@@ -157,6 +159,7 @@ class ExtractiveAnswerer:
         max_chars: int = 450,
         min_relative: float = 0.6,
         embed_candidates: int = 16,
+        unsure_relative: float = 0.65,
     ) -> None:
         self.max_sentences = max_sentences
         self.max_hits = max_hits
@@ -166,6 +169,9 @@ class ExtractiveAnswerer:
         self.max_chars = max_chars
         self.min_relative = min_relative  # a further sentence must score this fraction of the best
         self.embed_candidates = embed_candidates
+        # a factual question gets a third sentence when the third scores this fraction of the best:
+        # the ranking cannot tell the three apart, so the answer holds all of them
+        self.unsure_relative = unsure_relative
 
     def sentences(self, evidence: Sequence[Hit]) -> list[ScoredSentence]:
         """The whole, distinct sentences of the top chunks, unscored, in evidence order."""
@@ -254,14 +260,14 @@ class ExtractiveAnswerer:
         if not ranked:
             return NOT_KNOWN
         best = ranked[0]
-        limit = min(self.max_sentences, 2 if is_factual(question) else 3)
+        close = [s for s in ranked[1:] if s.source == best.source and s.score >= best.score * self.min_relative]
+        unsure = len(close) >= 2 and close[1].score >= best.score * self.unsure_relative
+        limit = min(self.max_sentences, 2 if is_factual(question) and not unsure else 3)
         picked = [best]
         length = len(best.text)
-        for s in ranked[1:]:
+        for s in close:
             if len(picked) >= limit:
                 break
-            if s.source != best.source or s.score < best.score * self.min_relative:
-                continue
             if length + len(s.text) > self.max_chars:
                 continue
             picked.append(s)

@@ -7,7 +7,7 @@ import json
 import random
 
 from assistant.events import NOT_KNOWN
-from assistant.llm.extractive import ExtractiveAnswerer, split_sentences
+from assistant.llm.extractive import ExtractiveAnswerer, answer_kind, split_sentences
 from knowledge.sentences import sentence_spans
 from knowledge.types import Hit
 from tests.assistant.llm_fixtures import lease_hits
@@ -161,3 +161,27 @@ def test_markup_from_a_manual_is_not_quoted_as_a_sentence():
     )
     answer = ExtractiveAnswerer().answer("In which format are the fontconfig configuration files stored?", [hit])
     assert "stored in XML format" in answer and "<" not in answer, answer
+
+
+def test_a_name_in_the_answer_is_a_capitalised_word_the_question_lacks():
+    question = "who plays jack skellington in nightmare before christmas"  # NQ, lower case as typed
+    # "The" inside the film's title and the question's own names name no one
+    assert not answer_kind(question, "Jack Skellington is a character and the main protagonist of the 1993 "
+                                     "film The Nightmare Before Christmas.")
+    assert answer_kind(question, "Jack is voiced by Chris Sarandon.")
+
+
+def _nq_hits(ids: list[str]) -> list[Hit]:
+    corpus = {d["_id"]: d for d in map(json.loads, (EVAL_DATA / "nq_oracle" / "corpus.jsonl").open())}
+    return [Hit(i, f"{i}.txt", corpus[i]["title"], corpus[i]["text"], 1.0) for i in ids]
+
+
+def test_an_uncertain_pick_gets_a_third_sentence_a_clear_one_stays_at_two():
+    # NQ passages: "Sacrifice" … three sentences sharing the question's words about equally, the
+    # album named in the third; the Raquel passage has one clearly best sentence
+    hits = _nq_hits(["p77", "p1982", "p1335"])
+    text = ExtractiveAnswerer().answer("what album is sacrifice by elton john on", hits)
+    assert text.count("[1]") == 3 and "Sleeping with the Past [1]." in text, text
+    assert ExtractiveAnswerer(unsure_relative=1.01).answer("what album is sacrifice by elton john on", hits).count("[") == 2
+    text = ExtractiveAnswerer().answer("who played raquel in only fools and horses", _nq_hits(["p198", "p1982", "p1335"]))
+    assert text.count("[") == 2 and "Tessa Peake-Jones" in text, text

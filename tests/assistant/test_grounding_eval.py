@@ -1,0 +1,17 @@
+"""The gold-string check of `eval grounding`: fair to the answer as read out, never lenient."""
+
+from __future__ import annotations
+
+from assistant.grounding_eval import holds_gold
+
+
+def test_the_citation_marker_a_voice_skips_does_not_hide_the_gold_string():
+    answer = "The song appears on the 1989 album Sleeping with the Past [1]."
+    assert holds_gold(answer, ["Sleeping with the Past."])  # NQ's gold string, with its full stop
+    assert holds_gold("Der Test begann am 27.\nJanuar 1967 [2].", ["27. Januar 1967"])
+
+
+def test_numbers_accents_and_other_words_are_not_normalised():
+    assert not holds_gold("It enrolls 16801 students [1].", ["16,801"])
+    assert not holds_gold("Máximo Gómez fought on [1].", ["Maximo Gomez"])
+    assert not holds_gold("The song appears on the album [1].", ["Sleeping with the Past"])
