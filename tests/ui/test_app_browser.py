@@ -267,7 +267,7 @@ def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path):
     """The page fetches each spoken sentence's WAV from the speech route and plays it itself: it
     decodes more than a second of audio and its AudioContext's clock runs on while that plays. The
     route serves real speech (Hark's own speech-to-text hears it), says when the answer ends, and
-    knows no other token."""
+    knows no other token. The answer can be heard again, and Stop silences it."""
     ctx, page = _open(browser, hark_app.url)
     wavs: list[str] = []
     page.on("response", lambda r: wavs.append(r.url) if "/hark/speech/" in r.url and r.status == 200 else None)
@@ -307,4 +307,13 @@ def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path):
     with pytest.raises(urllib.error.HTTPError) as unknown:
         urllib.request.urlopen(f"{base}/not-a-token?turn=1&n=0", timeout=30)
     assert unknown.value.code == 404
+    # "Hear the answer again" plays the kept sentences once more; Stop silences them at once
+    page.locator("#hear-again").click()
+    page.wait_for_function(
+        "() => harkPlayer.sounding && harkVoiceLog.filter(e => e.kind === 'playing').length >= 2",
+        timeout=ANSWER_TIMEOUT,
+    )
+    page.locator("#stop").click()
+    page.wait_for_function("() => !harkPlayer.sounding && harkPlayer.sources.length === 0", timeout=5000)
+    assert page.evaluate("harkVoiceLog[harkVoiceLog.length - 1].kind") == "cut"
     ctx.close()
