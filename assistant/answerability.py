@@ -25,8 +25,9 @@ A small logistic model over a handful of features of what the turn already has (
   run differs between libraries and languages (MiniLM puts German text close to everything);
 - `dense_z`, `bm25_z`, `bm25_share`, `rank_agree`, `cover_idf`: scale-free (`_relative`).
 
-`FEATURES` are fitted; the full-text scores, `cover_sentence`, `cover_pairs`, `agree5` and the
-scale-free pool features are recorded but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
+`FEATURES` are fitted; the full-text scores, the exact `unseen` and `cover_long` (their tolerant forms
+replace them), `cover_sentence`, `cover_pairs`, `agree5` and the scale-free pool features are recorded
+but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
 extractive answer embeds sentences, `llm.extractive_embedding`), and the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
