@@ -282,7 +282,7 @@ HEAD = """
       p.cut = turn;
       if (token()) { fetch('/hark/speech/' + encodeURIComponent(token()) + '/stop?turn=' + turn, {method: 'POST'}); }
     }
-    if (silence()) { note('cut'); report('idle'); }
+    if (silence()) { note('cut'); report('idle'); idle(); }
   }
   document.addEventListener('click', function (ev) {
     var el = ev.target && ev.target.closest ? ev.target : null;
