@@ -34,31 +34,36 @@ class Listening:
         self._extra: dict[str, Any] = {}
         self._failed: set[str] = set()
 
-    def _extra_model(self, name: str | None) -> Any:
-        """A second speech model (`speech.streaming.tail_model` / `partial_model`), loaded once;
-        None when not set or unavailable (then the main model does its passes)."""
+    def _extra_model(self, name: str | None, threads: int | None = None) -> Any:
+        """A second speech model (`speech.streaming.tail_model` / `partial_model`, on `threads`
+        CPU threads when given), loaded once; None when not set or unavailable (then the main
+        model does its passes)."""
         if not name or name == self.parts.cfg.speech.model or name in self._failed:
             return None  # not set, the main model itself, or unavailable
+        key = name if threads is None else f"{name}@{threads}"
         with self._lock:
-            if name not in self._extra and name not in self._failed:
+            if key not in self._extra and name not in self._failed:
                 from models.speech import Transcriber
 
+                update: dict[str, Any] = {"model": name}
+                if threads is not None:
+                    update["cpu_threads"] = threads
                 try:
-                    model = Transcriber(self.parts.cfg.speech.model_copy(update={"model": name}))
+                    model = Transcriber(self.parts.cfg.speech.model_copy(update=update))
                     model.warm_up()
-                    self._extra[name] = model
+                    self._extra[key] = model
                 except Exception:  # noqa: BLE001 - the main model does these passes instead
                     log.warning(
                         "speech model %s unavailable; the main model does its passes", name, exc_info=True
                     )
                     self._failed.add(name)
-        return self._extra.get(name)
+        return self._extra.get(key)
 
     def warm_up(self) -> None:
         """Load the configured second models now (else the first utterance waits for them)."""
         streaming = self.parts.cfg.speech.streaming
         self._extra_model(streaming.tail_model)
-        self._extra_model(streaming.partial_model)
+        self._extra_model(streaming.partial_model, streaming.partial_threads)
 
     def open(self, session: Session | None = None) -> StreamingTranscriber | None:
         """A live transcription for one utterance; None when speech recognition is unavailable."""
@@ -78,7 +83,7 @@ class Listening:
             transcriber,
             cfg.speech.streaming,
             tail=self._extra_model(cfg.speech.streaming.tail_model),
-            partial=self._extra_model(cfg.speech.streaming.partial_model),
+            partial=self._extra_model(cfg.speech.streaming.partial_model, cfg.speech.streaming.partial_threads),
             on_hypothesis=early,
             max_seconds=cfg.speech.max_seconds,
         )

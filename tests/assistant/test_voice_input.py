@@ -82,3 +82,18 @@ def test_a_real_short_greeting_is_still_greeted(assistant, words):
     assert [e.label for e in events if isinstance(e, IntentEvent)] == ["greeting"], events
     done = events[-1]
     assert done.answer.provider == "greeting" and any(w in done.answer.text.lower() for w in GREETING_WORDS)
+
+
+def test_the_live_words_run_on_the_partial_model_with_its_own_threads(assistant):
+    """The passes while the user speaks use `partial_model` on `partial_threads` CPU threads (its
+    last pass may run beside the main model's pass in the pause), loaded once for all sessions."""
+    streaming = assistant.cfg.speech.streaming
+    first, second = assistant.listening.open(assistant.new_session()), assistant.listening.open(None)
+    try:
+        assert first.partial is not None and first.partial.settings.model == streaming.partial_model == "tiny.en"
+        assert first.partial.settings.cpu_threads == streaming.partial_threads == 1
+        assert first.transcriber.settings.cpu_threads == assistant.cfg.speech.cpu_threads
+        assert second.partial is first.partial
+    finally:
+        first.close()
+        second.close()
