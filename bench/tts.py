@@ -99,15 +99,15 @@ def _first_piece_ab(rounds: int) -> int:
         for text in answers:
             for name, kw in variants.items():  # interleaved
                 rows[name].append(_played(synth, text, SentenceSplitter(**kw)))
-    med = statistics.median
+    mean = statistics.mean
     print(f"{rounds} rounds of {len(answers)} answers, load average {(load_before + load_average()) / 2:.1f}")
-    print("| first piece | first audio ms p50 | its synthesis ms p50 | gaps ms (sum) | first pieces |")
-    print("|---|---:|---:|---:|---|")
+    print("| first piece | first audio ms, mean | its synthesis ms, mean | answers with a gap | gaps ms, sum | first pieces |")
+    print("|---|---:|---:|---:|---:|---|")
     for name, kw in variants.items():
         firsts = sorted({SentenceSplitter(**kw).feed(t + " Next")[0] for t in SENTENCES})
         r = rows[name]
-        print(f"| {name} | {med(x[0] for x in r):.0f} | {med(x[1] for x in r):.0f} | "
-              f"{sum(x[2] for x in r):.0f} | {' / '.join(firsts)} |")  # fmt: skip
+        print(f"| {name} | {mean(x[0] for x in r):.0f} | {mean(x[1] for x in r):.0f} | "
+              f"{sum(x[2] > 0 for x in r)}/{len(r)} | {sum(x[2] for x in r):.0f} | {' / '.join(firsts)} |")  # fmt: skip
     return 0
 
 
