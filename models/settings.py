@@ -70,9 +70,9 @@ class StreamingSettings(_Strict):
     # a smaller model for the passes while the user speaks (the live transcript only; e.g. tiny.en):
     # passes in a pause and at release stay on `model`, and they never wait for one of these
     partial_model: str | None = "tiny.en"
-    # CPU threads of the partial model (0 = CTranslate2's default): its last pass may still run
-    # when the pass in the pause starts, and then takes fewer cores from it
-    partial_threads: int = Field(1, ge=0)
+    # CPU threads of the partial model (0 = CTranslate2's default). Its last pass may still run
+    # when the pass in the pause starts; 1 thread made that pass longer, so no faster (bench.voice)
+    partial_threads: int = Field(0, ge=0)
     prefix_at_release: bool = False  # the pass at release decodes only after the committed words
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech

@@ -89,11 +89,14 @@ def test_the_live_words_run_on_the_partial_model_with_its_own_threads(assistant)
     last pass may run beside the main model's pass in the pause), loaded once for all sessions."""
     streaming = assistant.cfg.speech.streaming
     first, second = assistant.listening.open(assistant.new_session()), assistant.listening.open(None)
+    streaming.partial_threads = 1
+    third = assistant.listening.open(None)
     try:
         assert first.partial is not None and first.partial.settings.model == streaming.partial_model == "tiny.en"
-        assert first.partial.settings.cpu_threads == streaming.partial_threads == 1
-        assert first.transcriber.settings.cpu_threads == assistant.cfg.speech.cpu_threads
-        assert second.partial is first.partial
+        assert second.partial is first.partial  # loaded once
+        assert third.partial is not first.partial and third.partial.settings.cpu_threads == 1
+        assert first.partial.settings.cpu_threads == first.transcriber.settings.cpu_threads == 0
     finally:
-        first.close()
-        second.close()
+        streaming.partial_threads = 0
+        for st in (first, second, third):
+            st.close()
