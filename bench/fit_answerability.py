@@ -9,6 +9,7 @@ largest that keeps the false not-known rate ≤ 4 % on every answerable pairing 
 the table reports each pairing on the other half.
 
     nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write [--write-lexical]]
+        [--long-text window_mean]   # another layout's model than config.yaml's `embedder.long_text`
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,13 +37,23 @@ def pairings(skip: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str
     return keep
 
 
-def collect(limit: int, work: Path, cache: Path, skip: set[str]) -> tuple[dict[str, list[dict]], str]:
-    """Feature rows per pairing and half (cached as JSON beside the indexes)."""
+def config(long_text: str | None) -> Any:
+    """config.yaml's configuration, with `embedder.long_text` set to `long_text` when given."""
     from assistant.config import load_config
+
+    cfg = load_config(None)
+    if long_text:
+        cfg.embedder.long_text = long_text
+    return cfg
+
+
+def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str | None = None
+            ) -> tuple[dict[str, list[dict]], str]:
+    """Feature rows per pairing and half (cached as JSON beside the indexes)."""
     from assistant.grounding_eval import build, run_pairing
     from knowledge.beir import load_beir
 
-    cfg = load_config(None)
+    cfg = config(long_text)
     cfg.llm.order = []  # features only; no provider is asked
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.is_file() else {}
     built: dict[str, tuple] = {}
@@ -68,16 +80,15 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str]) -> tuple[dict[s
     return data, identity
 
 
-def _config_key() -> str:
+def _config_key(long_text: str | None = None) -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
     retrieval, ingest and embedder configuration and one version of the feature code."""
     import hashlib
 
     import assistant.answerability
     import assistant.word_match
-    from assistant.config import load_config
 
-    cfg = load_config(None)
+    cfg = config(long_text)
     code = [Path(m.__file__).read_text(encoding="utf-8") for m in (assistant.answerability, assistant.word_match)]
     blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code],
                       sort_keys=True, default=str)
@@ -178,6 +189,8 @@ def main() -> None:
     ap.add_argument("--write-lexical", action="store_true", help="with --write: also replace the lexical model")
     ap.add_argument("--work", default=None, help="index cache (default <cache>/hark/eval)")
     ap.add_argument("--select", action="store_true", help="choose the features greedily on the fit half (else FEATURES)")
+    ap.add_argument("--long-text", choices=["window_max", "window_mean", "truncate"], default=None,
+                    help="the embedder layout to fit for (default: config.yaml's embedder.long_text)")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
     from models.weights import cache_dir
@@ -185,7 +198,8 @@ def main() -> None:
     work = Path(args.work) if args.work else cache_dir() / "eval"
     work.mkdir(parents=True, exist_ok=True)
     skip = {s for s in args.skip.split(",") if s}
-    data, identity = collect(args.limit, work, work / f"answerability-features-{_config_key()}.json", skip)
+    data, identity = collect(args.limit, work, work / f"answerability-features-{_config_key(args.long_text)}.json",
+                             skip, args.long_text)
     answerable, out = pairings(skip)
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     # each pairing weighs the same: rows of small pairings are repeated
