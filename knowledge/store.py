@@ -126,12 +126,15 @@ class ChunkStore:
         self.manifest.refresh()
 
     def warm_up(self) -> None:
-        """Read the in-memory snapshot now when searches will use it (else the first search after
-        a start or a change pays for it: ~30 ms per 10k chunks)."""
+        """Read the in-memory snapshot and build its word list now when searches will use them (else
+        the first question after a start or a change pays for them: ~30 ms and ~0.3 s per 10k
+        chunks). The word list is built outside the cache's lock: a search meanwhile runs, and
+        waits only where it asks for the list."""
         view = self.view()
         if self.settings.memory_search and view.count() < self.settings.ann_threshold:
             try:
-                self._vectors.snapshot(view.table, view.version)
+                snap = self._vectors.snapshot(view.table, view.version)
+                log.debug("snapshot of version %d read ahead, %d words", snap.version, len(snap.vocabulary))
             except StaleSnapshot as exc:  # a writer is busy: the first search reads it
                 log.debug("snapshot not read ahead: %s", exc)
 

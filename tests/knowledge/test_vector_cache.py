@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -236,3 +237,74 @@ def test_a_rebuilt_table_reaching_the_old_version_number_is_read_afresh(tmp_path
         f += 1
     assert int(store.table.version) == old_version
     assert all(h.source_path.startswith("new") for h in store.search(q, 6))
+
+
+def _count_word_builds(monkeypatch: pytest.MonkeyPatch, hold: threading.Event | None = None) -> list[int]:
+    """Every `library_words` build from now on, counted (and, with `hold`, held until it is set)."""
+    import knowledge.vector_cache as vc
+
+    real, builds = vc.library_words, []
+
+    def counted(rows: Any) -> tuple[str, ...]:
+        builds.append(rows.num_rows)
+        if hold is not None:
+            assert hold.wait(30)
+        return real(rows)
+
+    monkeypatch.setattr(vc, "library_words", counted)
+    return builds
+
+
+def test_warm_up_builds_the_word_list_before_the_first_question(filled, monkeypatch) -> None:
+    """After a start (`warm_up`) and after a write (`replace_files` then `warm_up`, as
+    `Assistant.library_changed` does), the first search and its word list build nothing; the list
+    is the one a fresh build of the table gives."""
+    from knowledge.vector_cache import _load, library_words
+
+    path, queries = filled
+    store = _open(path)
+    builds = _count_word_builds(monkeypatch)
+    store.warm_up()
+    assert builds == [300]
+    store.search(queries[0], 5)
+    words = store.view().vocabulary()
+    assert builds == [300]
+    assert words == library_words(_load(store.table, ["title", "chunk_text"]).rows)
+    assert {"title", "version", "part", "f29"} <= set(words) and "fresh" not in words
+
+    extra = _chunks("fresh.txt", 4, 1)
+    store.replace_files({"fresh.txt": (extra, queries[:4])})
+    store.warm_up()
+    assert builds == [300, 304]
+    store.search(queries[1], 5)
+    words = store.view().vocabulary()
+    assert builds == [300, 304] and "fresh" in words
+    assert words == library_words(_load(store.table, ["title", "chunk_text"]).rows)
+
+
+def test_a_search_during_the_word_list_build_runs_and_its_list_waits_for_that_build(filled, monkeypatch) -> None:
+    path, queries = filled
+    store = _open(path)
+    hold = threading.Event()
+    builds = _count_word_builds(monkeypatch, hold)
+    warming = threading.Thread(target=store.warm_up)
+    warming.start()
+    for _ in range(3000):
+        if builds:
+            break
+        time.sleep(0.01)
+    assert builds == [300]  # the build runs, held
+    found: list = []
+    searching = threading.Thread(target=lambda: found.append(store.search(queries[2], 3)))
+    searching.start()
+    searching.join(30)
+    assert not searching.is_alive() and len(found[0]) == 3  # the search is not blocked by the build
+    asked: list = []
+    asking = threading.Thread(target=lambda: asked.append(store.view().vocabulary()))
+    asking.start()
+    hold.set()
+    for t in (warming, asking):
+        t.join(30)
+        assert not t.is_alive()
+    assert builds == [300]  # the second asker waited for the running build instead of starting one
+    assert asked[0] == store.view().vocabulary() and "version" in asked[0]
