@@ -32,6 +32,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -190,6 +191,7 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float, loop=No
     log = page.evaluate("harkVoiceLog")
     voice = loop.find(token) if loop is not None else None
     marks = dict(voice.marks) if voice is not None else {}
+    _quiet(page, voice)
     ctx.close()
     marks["playing"] = playing
     for kind in ("fetched", "decoded"):  # the page's player: the first sentence's WAV arrived, decoded
@@ -210,6 +212,19 @@ def _one(browser, url: str, mode: str, clip_s: float, speech_end: float, loop=No
             for kind, a, b, audio, speech in marks.get("passes", [])
         ],
     }
+
+
+def _quiet(page, voice) -> None:
+    """Stop the answer (its text and the sentences not yet spoken) and wait for the turn to end,
+    so the next run does not share the CPU with this one's leftovers."""
+    try:
+        page.locator("#stop").click(timeout=5000)
+    except Exception:  # noqa: BLE001 - no Stop to press: the answer has ended
+        pass
+    deadline = time.monotonic() + 15
+    while voice is not None and getattr(voice.session, "busy", False) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    page.wait_for_timeout(300)
 
 
 def _barge(browser, url: str, onset_s: float) -> dict:
