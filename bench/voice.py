@@ -124,7 +124,7 @@ def _clips(folder: Path, librivox: int, espeak: int) -> list[tuple[Path, str, fl
     return out
 
 
-def _app(base: Path, llm_url: str):
+def _app(base: Path, llm_url: str, cpu_threads: int | None = None):
     from assistant.assistant import Assistant
     from assistant.config import ProviderSettings
     from tests.ui.conftest import demo_library, free_port
@@ -132,6 +132,8 @@ def _app(base: Path, llm_url: str):
     from ui.launch_plan import LaunchPlan
 
     docs, cfg = demo_library(base, "base")
+    if cpu_threads is not None:
+        cfg.speech.cpu_threads = cpu_threads
     cfg.llm.order = ["bench"]
     cfg.llm.providers = {"bench": ProviderSettings(kind="openai_compatible", model="bench", base_url=llm_url)}
     assistant = Assistant(cfg)
@@ -288,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE[,KEY=VALUE]",
         help="also push-to-talk with these speech.streaming settings, side by side (e.g. partial_model=tiny.en)",
     )
+    ap.add_argument("--cpu-threads", type=int, default=None, help="speech.cpu_threads of the main model")
     args = ap.parse_args(argv)
     variants = {f"push_to_talk[{v}]": _settings(v) for v in args.variant}
     modes = (*MODES, *variants)
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         LLMServer(default=Reply(ANSWER, ttft=TTFT, chunk_delay=0.025), max_lifetime=3600) as server,
     ):
         base = Path(tmp)
-        demo, url, voice, assistant = _app(base, server.openai_url)
+        demo, url, voice, assistant = _app(base, server.openai_url, args.cpu_threads)
         streaming = assistant.cfg.speech.streaming
         defaults = streaming.model_dump()
         for variant in variants.values():  # their second models load now, not in a measured turn
