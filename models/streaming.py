@@ -9,8 +9,10 @@ words already heard. A `StreamingTranscriber` keeps one background thread per ut
 - while there is speech, a pass runs over the whole buffer each time `interval_s` of new audio has
   arrived (on `partial`, a smaller model, when given: those passes only feed the live words), and
   once more on the main model as soon as the speech pauses for `pause_ms` (that pass usually covers
-  the whole utterance). The two models have a thread each, so the pass in the pause never waits
-  for a partial pass; no partial pass starts while the speech pauses or a main pass runs;
+  the whole utterance). The two models have a thread each, but they take turns: a pass in the
+  pause starts as soon as a running partial pass ends (two passes at once on two cores, beside
+  the browser, both end later: `bench.voice`), and no partial pass starts while the speech pauses
+  or a main pass runs;
 - LocalAgreement-2 (whisper-streaming, Macháček et al. 2023): the words on which the last two
   passes agree, from the start, are committed; later words are tentative. Both are shown live;
 - `end()` (the user released, or the end of turn was detected) starts making the transcript and
@@ -157,6 +159,7 @@ class StreamingTranscriber:
         self._passes = 0
         self._error: Exception | None = None
         self._inflight_end: int | None = None  # samples the running pass of the main model covers
+        self._inflight_partial = False  # a pass of the partial model is running
         self._abandoned = False  # finish() went ahead without the running pass of the main model
         self._ending = False  # end() was called: the transcript is being made
         self._ended = threading.Event()  # ... and is ready (in _outcome)
@@ -238,13 +241,14 @@ class StreamingTranscriber:
             return self.vad.speaking and self._inflight_end is None and new >= self.settings.interval_s * RATE
         if not self._in_pause():
             return self.partial is None and new >= self.settings.interval_s * RATE
+        if self._inflight_partial:
+            return False  # two passes at once on two cores (beside a browser) end later than in turn
         covered = self._main[1] if self._main is not None else 0  # by the main model
         return covered < self._speech_end() + int(self.settings.pause_ms * RATE / 1000)  # a pause
 
     def _loop(self, partial: bool) -> None:
         """The passes of one model: the main model's (in a pause; also while speaking when there is
-        no partial model), or the partial model's, on their own threads, so a pass in a pause
-        starts at once, never after a partial pass."""
+        no partial model), or the partial model's, each on its own thread, one pass at a time."""
         model = (self.partial if partial else None) or self.transcriber
         while True:
             with self._cond:
@@ -255,7 +259,9 @@ class StreamingTranscriber:
                 end = self._samples
                 audio = self._audio_locked()[:end]
                 in_pause = not partial and self._in_pause()
-                if not partial:
+                if partial:
+                    self._inflight_partial = True
+                else:
                     self._inflight_end = end
                 kind = "partial" if partial else "pause" if in_pause else "main"
                 speech_end = self._speech_end() / RATE
@@ -265,12 +271,18 @@ class StreamingTranscriber:
             except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
                 log.warning("streaming pass failed: %s", exc)
                 with self._cond:
-                    if not partial:  # a failing partial model only stops the live words
+                    if partial:  # a failing partial model only stops the live words
+                        self._inflight_partial = False
+                    else:
                         self._error, self._inflight_end = exc, None
+                    self._cond.notify_all()
                 return
             with self._cond:
-                if not partial:
+                if partial:
+                    self._inflight_partial = False
+                else:
                     self._inflight_end = None
+                self._cond.notify_all()
                 self._timeline.append(PassMark(kind, started, time.time(), end / RATE, speech_end))
                 if self._finishing and (partial or self._abandoned):
                     return  # finish() did not wait for this pass
