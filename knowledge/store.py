@@ -134,7 +134,8 @@ class ChunkStore:
         if self.settings.memory_search and view.count() < self.settings.ann_threshold:
             try:
                 snap = self._vectors.snapshot(view.table, view.version)
-                log.debug("snapshot of version %d read ahead, %d words", snap.version, len(snap.vocabulary))
+                words = snap.vocabulary  # built now, once per snapshot
+                log.debug("snapshot of version %d read ahead, %d words", snap.version, len(words))
             except StaleSnapshot as exc:  # a writer is busy: the first search reads it
                 log.debug("snapshot not read ahead: %s", exc)
 

@@ -89,11 +89,6 @@ class Snapshot:
                     words = self._words[0] = library_words(self.rows)
         return words
 
-    @property
-    def vocabulary_built(self) -> bool:
-        """Whether `vocabulary` is built already (asking for it now costs nothing)."""
-        return self._words[0] is not None
-
     def windows_of(self, i: int) -> np.ndarray | None:
         if self.windows is None or self.offsets is None:
             return None

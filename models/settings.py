@@ -68,10 +68,11 @@ class StreamingSettings(_Strict):
     cover_margin_ms: float = Field(150.0, ge=0)  # the last pass must reach this far past the speech
     tail_model: str | None = None  # a second model for the pass at release (e.g. tiny.en); None: the same
     # a smaller model for the passes while the user speaks (the live transcript only; e.g. tiny.en):
-    # passes in a pause and at release stay on `model`, and they never wait for one of these
+    # passes in a pause and at release stay on `model`; the pass in a pause starts when a running one
+    # of these ends, the pass at release never waits for one
     partial_model: str | None = "tiny.en"
-    # CPU threads of the partial model (0 = CTranslate2's default). Its last pass may still run
-    # when the pass in the pause starts; 1 thread made that pass longer, so no faster (bench.voice)
+    # CPU threads of the partial model (0 = CTranslate2's default). The pass in the pause waits for
+    # its last pass; 1 thread made that pass longer, so no faster (bench.voice)
     partial_threads: int = Field(0, ge=0)
     prefix_at_release: bool = False  # the pass at release decodes only after the committed words
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability

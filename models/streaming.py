@@ -3,7 +3,7 @@ committed (local agreement of two passes), so that at release only the tail is l
 
 faster-whisper encodes a 30-second window whatever the clip's length, so a pass costs about the
 same at 1 s as at 10 s; what can be saved at release is the pass itself and the decoding of the
-words already heard. A `StreamingTranscriber` keeps one background thread per utterance:
+words already heard. A `StreamingTranscriber` keeps one background thread per utterance and model:
 
 - audio arrives with `feed()` (any rate, any chunking); the Silero VAD (`models/vad.py`) scores it;
 - while there is speech, a pass runs over the whole buffer each time `interval_s` of new audio has
