@@ -113,6 +113,7 @@ HEAD = """
     }
     var pcm = new Int16Array(rec.count), at = 0;
     rec.parts.forEach(function (p) { pcm.set(p, at); at += p.length; });
+    if (at > rec.rate * 0.5) { note('late-chunk', {ms: Math.round(at * 1000 / rec.rate)}); }
     rec.parts = []; rec.count = 0; rec.sending = true;
     var url = '/hark/mic/' + encodeURIComponent(token()) + '?utt=' + rec.utt + '&rate=' + rec.rate +
               (end ? '&end=1' : '') + (quiet ? '&quiet=1' : '');

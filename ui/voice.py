@@ -57,6 +57,7 @@ class VoiceState:
     barged: bool = False  # this utterance already interrupted Hark
     # a sound paused the playback (not yet a barge-in): the VAD's count of voiced frames before it
     hold_voiced: int | None = None
+    vad_seen: int = 0  # the utterance's VAD frames at the previous barge-in decision
     cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
     # when each stage of the latest voice turn happened (epoch ms, `now_ms`): release, send,
     # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready (bench.voice)
@@ -142,9 +143,8 @@ class VoiceLoop:
                 listener.feed(samples, rate)
             except HarkError as exc:
                 log.warning("microphone chunk dropped: %s", exc.message)
-        action = self._barge_in(voice, listener)
-        barge = action == "barge"
-        flags = {"barge": barge, "hold": action == "hold", "resume": action == "resume"}
+        actions = self._barge_in(voice, listener)
+        flags = {kind: kind in actions for kind in ("barge", "hold", "resume")}
         if end:
             if quiet and not listener.vad.heard:
                 with voice.lock:
@@ -176,39 +176,46 @@ class VoiceLoop:
         voice.listener = self.assistant.listening.open(voice.session)
         voice.utterance = utterance
         voice.barged = False
+        voice.vad_seen = 0
         if voice.hold_voiced is not None:
             voice.hold_voiced = 0  # the new utterance's VAD counts from 0
 
-    def _barge_in(self, voice: VoiceState, listener: Any) -> str:
-        """What the user's sound does to Hark's answer: "hold" (a sound of `barge_hold_ms` while it
-        plays: pause it), "barge" (speech of `barge_in_ms` while it runs or is spoken, or that much
-        sound since the hold, short words and the pauses between them included: interrupt it, once
-        per utterance), "resume" (`resume_ms` of quiet after the held sound), or "".
+    def _barge_in(self, voice: VoiceState, listener: Any) -> tuple[str, ...]:
+        """What the user's sound does to Hark's answer, in order: "hold" (a sound of `barge_hold_ms`
+        while it plays: pause it), "barge" (speech of `barge_in_ms` while it runs or is spoken, or
+        that much sound since the hold, short words and the pauses between them included: interrupt
+        it, once per utterance), "resume" (`resume_ms` of quiet after the held sound).
 
         Every rule reads the VAD's frame counts, never how the chunks happened to fall, so a busy
-        machine that posts fewer, longer chunks decides the same way."""
+        machine that posts fewer, longer chunks decides the same way: a chunk that holds a whole
+        cough and the quiet after it gives "hold" and "resume" at once."""
         vad = listener.vad
         s = self.settings
+        seen, voice.vad_seen = voice.vad_seen, vad.frames
         held = voice.hold_voiced is not None
         # between two spoken sentences the page is briefly idle: still speaking for the user
         speaking = voice.playing or time.monotonic() - voice.idle_at < SENTENCE_GAP_S
         answering = held or speaking or bool(getattr(voice.session, "busy", False))
         if voice.barged or not answering:
-            return ""
+            return ()
+        actions: list[str] = []
+        # a sound long enough that sounded (at least its last frame) in the audio just fed
+        sound = vad.last_run_ms >= s.barge_hold_ms and vad.last_voiced_end > seen
+        if not held and speaking and sound:
+            voice.hold_voiced = vad.voiced_frames - vad.last_run_frames  # from the start of the sound
+            held = True
+            actions.append("hold")
         since_hold = (vad.voiced_frames - voice.hold_voiced) * FRAME_MS if held else 0.0
         if vad.speech_frames * FRAME_MS >= s.barge_in_ms or since_hold >= s.barge_in_ms:
             with voice.lock:
                 voice.barged = voice.cut_off_pending = True
                 voice.playing, voice.hold_voiced = False, None
             self.assistant.listening.interrupt(voice.session)
-            return "barge"
-        if not held and speaking and vad.last_run_ms >= s.barge_hold_ms and vad.quiet_ms < s.resume_ms:
-            voice.hold_voiced = vad.voiced_frames - vad.last_run_frames  # from the start of the sound
-            return "hold"
+            return (*actions, "barge")
         if held and vad.quiet_ms >= s.resume_ms:
             voice.hold_voiced = None
-            return "resume"
-        return ""
+            actions.append("resume")
+        return tuple(actions)
 
     def take_ended(self, voice: VoiceState) -> Any:
         """The oldest utterance that ended, or None."""
