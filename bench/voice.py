@@ -17,7 +17,8 @@ Three ways to ask, in turn within each run (so load hits them alike):
 
 Per run: release (or end of speech) → the final transcript in the chat, → the first answer text,
 → the first `playing` of the spoken answer in the page; Hark's share = first audio minus the
-provider's 200 ms. Times come from the page's own clock (Date.now()).
+provider's 200 ms when the turn asked it (a question the library cannot answer is "not known"
+without it). Times come from the page's own clock (Date.now()).
 
     python -m bench.voice                          # 3 LibriVox clips + 2 espeak questions, each way once
     python -m bench.voice --rounds 2 --json out.json
@@ -325,10 +326,14 @@ def main(argv: list[str] | None = None) -> int:
                     try:
                         for mode in modes:
                             streaming.__dict__.update(variants.get(mode, {}))  # Listening.open reads it
+                            asked = len(server.requests)
                             try:
                                 r = _one(browser, url, mode.split("[")[0], clip_s, speech_end, demo.hark_voice_loop)
                             finally:
                                 streaming.__dict__.update(defaults)
+                            # the provider's wait counts only when it was asked (not for "not known")
+                            r["asked_llm"] = len(server.requests) > asked
+                            r["share_ms"] = r["first_audio_ms"] - (TTFT * 1000 if r["asked_llm"] else 0)
                             results[mode].append(r)
                             refs[mode].append(ref)
                             print(
@@ -376,13 +381,17 @@ def main(argv: list[str] | None = None) -> int:
                 "release_to_transcript_ms_p50": p50(mode, "transcript_ms"),
                 "release_to_first_text_ms_p50": p50(mode, "first_text_ms"),
                 "release_to_first_audio_ms_p50": p50(mode, "first_audio_ms"),
-                "hark_share_first_audio_ms_p50": p50(mode, "first_audio_ms") - round(TTFT * 1000),
+                "hark_share_first_audio_ms_p50": p50(mode, "share_ms"),
+                "turns_asking_the_llm": sum(r["asked_llm"] for r in results[mode]),
                 "first_text_to_first_audio_ms_p50": round(
                     statistics.median(r["first_audio_ms"] - r["first_text_ms"] for r in results[mode])
                 ),
                 "wer": round(100 * wer(refs[mode], [r["heard"] for r in results[mode]]), 2),
                 "stages_ms_p50": _stages(results[mode]),
-                "runs": [{"stages_ms": r["stages_ms"], "final_pass": r["final_pass"]} for r in results[mode]],
+                "runs": [
+                    {"stages_ms": r["stages_ms"], "final_pass": r["final_pass"], "asked_llm": r["asked_llm"]}
+                    for r in results[mode]
+                ],
             }
         streamed = [r["heard"] for m in ("push_to_talk", "hands_free") for r in results[m]]
         summary["wer_streaming"] = round(100 * wer(refs["push_to_talk"] + refs["hands_free"], streamed), 2)
@@ -408,6 +417,9 @@ def main(argv: list[str] | None = None) -> int:
             st = summary[mode]["stages_ms_p50"]
             print(f"{mode:26}" + "".join(f"{st[k]:13}" if k in st else f"{'—':>13}" for k in STAGES))
     print(f"{len(clips)} clips × {args.rounds} round(s)")
+    if args.rounds:
+        print("turns that asked the LLM (the others are \"not known\"): " + ", ".join(
+            f"{mode} {summary[mode]['turns_asking_the_llm']}/{len(results[mode])}" for mode in modes))
     if stops:
         summary["barge_in_stop_ms_p50"] = round(statistics.median(r["stop_ms"] for r in stops))
         summary["barge_in_cut_ms_p50"] = round(statistics.median(r["cut_ms"] for r in stops))
