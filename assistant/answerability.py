@@ -28,7 +28,8 @@ A small logistic model over a handful of features of what the turn already has (
 `FEATURES` are fitted; the full-text scores, the exact `unseen` and `cover_long` (their tolerant forms
 replace them), `cover_sentence`, `cover_pairs`, `agree5` and the scale-free pool features are recorded
 but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
-extractive answer embeds sentences, `llm.extractive_embedding`), and the intent confidence.
+extractive answer embeds sentences, `llm.extractive_embedding`) and `sentence_gap` (it minus `dense_top`),
+and the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
 out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders; an
@@ -171,7 +172,7 @@ def features(
         "library_unseen": float(library_unseen),
         "cover_pairs": float(cover_pairs),
         "agree5": len(set(by_dense) & set(by_bm25)) / 5.0,
-        **({"sentence_sim": float(max(sims))} if sims else {}),
+        **({"sentence_sim": float(max(sims)), "sentence_gap": float(max(sims) - dense_top)} if sims else {}),
         "q_words": math.log1p(len(q)),
     }
 

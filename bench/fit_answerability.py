@@ -10,6 +10,7 @@ the table reports each pairing on the other half.
 
     nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write [--write-lexical]]
         [--long-text window_mean]   # another layout's model than config.yaml's `embedder.long_text`
+        [--sentence-sim]            # also the best sentence's embedding cosine (sentences embedded per question)
 """
 
 from __future__ import annotations
@@ -37,23 +38,28 @@ def pairings(skip: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str
     return keep
 
 
-def config(long_text: str | None) -> Any:
-    """config.yaml's configuration, with `embedder.long_text` set to `long_text` when given."""
+SENTENCE = ("sentence_sim", "sentence_gap")  # only with --sentence-sim (llm.extractive_embedding on)
+
+
+def config(long_text: str | None, sentence_sim: bool = False) -> Any:
+    """config.yaml's configuration, with `embedder.long_text` set to `long_text` when given, and the
+    extractive ranking's sentence embeddings on with `sentence_sim` (so `sentence_sim` is recorded)."""
     from assistant.config import load_config
 
     cfg = load_config(None)
     if long_text:
         cfg.embedder.long_text = long_text
+    cfg.llm.extractive_embedding = cfg.llm.extractive_embedding or sentence_sim
     return cfg
 
 
-def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str | None = None
-            ) -> tuple[dict[str, list[dict]], str]:
+def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str | None = None,
+            sentence_sim: bool = False) -> tuple[dict[str, list[dict]], str]:
     """Feature rows per pairing and half (cached as JSON beside the indexes)."""
     from assistant.grounding_eval import build, run_pairing
     from knowledge.beir import load_beir
 
-    cfg = config(long_text)
+    cfg = config(long_text, sentence_sim)
     cfg.llm.order = []  # features only; no provider is asked
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.is_file() else {}
     built: dict[str, tuple] = {}
@@ -80,7 +86,7 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
     return data, identity
 
 
-def _config_key(long_text: str | None = None) -> str:
+def _config_key(long_text: str | None = None, sentence_sim: bool = False) -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
     retrieval, ingest and embedder configuration and one version of the feature code."""
     import hashlib
@@ -88,9 +94,10 @@ def _config_key(long_text: str | None = None) -> str:
     import assistant.answerability
     import assistant.word_match
 
-    cfg = config(long_text)
+    cfg = config(long_text, sentence_sim)
     code = [Path(m.__file__).read_text(encoding="utf-8") for m in (assistant.answerability, assistant.word_match)]
-    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code],
+    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code]
+                      + ([cfg.llm.extractive_embedding] if sentence_sim else []),
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
@@ -135,7 +142,8 @@ def not_known_rates(m: Logistic, data: dict[str, list[dict]], keys: list[str]) -
     return [float(np.mean([m.probability(r["x"]) < m.threshold for r in data[k]])) if data[k] else 0.0 for k in keys]
 
 
-def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk: float) -> tuple[str, ...]:
+def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk: float,
+           extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Greedy feature choice on the fit half: from the current list, add or drop the one feature that
     most raises (worst + mean) out-of-scope not-known rate at the threshold rule; stop when none
     raises it by 0.002."""
@@ -152,7 +160,7 @@ def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk
     best = score(cur)
     print(f"select: start {best:.4f} {list(cur)}")
     while True:
-        moves = [cur + (f,) for f in FEATURES + RECORDED if f not in cur]
+        moves = [cur + (f,) for f in FEATURES + RECORDED + extra if f not in cur]
         moves += [tuple(g for g in cur if g != f) for f in cur if len(cur) > 1]
         top = max(moves, key=score)
         if score(top) <= best + 0.002:
@@ -191,22 +199,32 @@ def main() -> None:
     ap.add_argument("--select", action="store_true", help="choose the features greedily on the fit half (else FEATURES)")
     ap.add_argument("--long-text", choices=["window_max", "window_mean", "truncate"], default=None,
                     help="the embedder layout to fit for (default: config.yaml's embedder.long_text)")
+    ap.add_argument("--sentence-sim", action="store_true",
+                    help="record the best sentence's embedding cosine (sentence_sim, sentence_gap) and let --select use it")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
+    if args.sentence_sim and args.write:
+        ap.error("--sentence-sim is a study: the app records sentence_sim only with llm.extractive_embedding on")
     from models.weights import cache_dir
 
     work = Path(args.work) if args.work else cache_dir() / "eval"
     work.mkdir(parents=True, exist_ok=True)
     skip = {s for s in args.skip.split(",") if s}
-    data, identity = collect(args.limit, work, work / f"answerability-features-{_config_key(args.long_text)}.json",
-                             skip, args.long_text)
+    key = _config_key(args.long_text, args.sentence_sim)
+    data, identity = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text,
+                             args.sentence_sim)
+    if args.sentence_sim:  # no sentence to embed (no evidence): the lowest cosine
+        for rows in data.values():
+            for r in rows:
+                r["x"].setdefault("sentence_sim", 0.0)
+                r["x"].setdefault("sentence_gap", r["x"]["sentence_sim"] - r["x"]["dense_top"])
     answerable, out = pairings(skip)
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     # each pairing weighs the same: rows of small pairings are repeated
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
     feats = FEATURES
     if args.select:
-        feats = select(data, args.limit, skip, args.max_false_not_known)
+        feats = select(data, args.limit, skip, args.max_false_not_known, SENTENCE if args.sentence_sim else ())
     shipped = {f"{k} (shipped)": Logistic.from_json(k, v)
                for k, v in json.loads(MODEL_FILE.read_text()).get("models", {}).items()} if MODEL_FILE.is_file() else {}
     models = {identity: model_for(identity, feats, fit_rows, groups, args.max_false_not_known),
