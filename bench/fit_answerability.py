@@ -88,7 +88,8 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
 
 def _config_key(long_text: str | None = None, sentence_sim: bool = False) -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
-    retrieval, ingest and embedder configuration and one version of the feature code."""
+    retrieval, ingest and embedder configuration, one version of the feature code, and with or without
+    the sentence embeddings that `sentence_sim` needs."""
     import hashlib
 
     import assistant.answerability
@@ -96,9 +97,8 @@ def _config_key(long_text: str | None = None, sentence_sim: bool = False) -> str
 
     cfg = config(long_text, sentence_sim)
     code = [Path(m.__file__).read_text(encoding="utf-8") for m in (assistant.answerability, assistant.word_match)]
-    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code]
-                      + ([cfg.llm.extractive_embedding] if sentence_sim else []),
-                      sort_keys=True, default=str)
+    blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code,
+                       cfg.llm.extractive_embedding], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
@@ -213,7 +213,7 @@ def main() -> None:
     key = _config_key(args.long_text, args.sentence_sim)
     data, identity = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text,
                              args.sentence_sim)
-    if args.sentence_sim:  # no sentence to embed (no evidence): the lowest cosine
+    if args.sentence_sim:  # no sentence was embedded (no evidence): a cosine of 0
         for rows in data.values():
             for r in rows:
                 r["x"].setdefault("sentence_sim", 0.0)
