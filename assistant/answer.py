@@ -79,12 +79,16 @@ class Answerer:
         self.prompt_settings = prompt_settings
         self.chain = chain or LLMChain(llm_settings)
         self.builder = builder or PromptBuilder(prompt_settings)
+        self.answerability = answerability or Answerability(None)
+        # the embedder ranks the sentences (`extractive_embedding`) or only measures the cosine of the
+        # first few that the answerability model reads (`sentence_sim`)
         self.extractive = ExtractiveAnswerer(
             max_sentences=llm_settings.extractive_sentences,
-            embed=embed if llm_settings.extractive_embedding else None,
+            embed=embed,
+            rank_by_embedding=llm_settings.extractive_embedding,
+            similarity_candidates=self.answerability.sentence_candidates,
         )
         self.min_score = min_score  # only when no answerability decision is given
-        self.answerability = answerability or Answerability(None)
 
     def assess(
         self,
@@ -98,8 +102,8 @@ class Answerer:
         call); the decision carries the ranked sentences the extractive answer is then composed
         from, ranked for `answered` (the user's own words, e.g. a follow-up) when that differs."""
         blocks = self.builder.blocks(evidence)
-        ranked = self.extractive.rank(question, blocks)
-        decision = self.answerability.decide(question, blocks, candidates, ranked, signals)
+        ranked, sentence_sim = self.extractive.rank_with_similarity(question, blocks)
+        decision = self.answerability.decide(question, blocks, candidates, ranked, signals, sentence_sim)
         if answered and answered != question:
             own = self.extractive.rank(answered, blocks)
             if own and own[0].coverage > 0:

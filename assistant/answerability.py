@@ -25,11 +25,13 @@ A small logistic model over a handful of features of what the turn already has (
   run differs between libraries and languages (MiniLM puts German text close to everything);
 - `dense_z`, `bm25_z`, `bm25_share`, `rank_agree`, `cover_idf`: scale-free (`_relative`).
 
+- `sentence_sim`: the best embedding cosine to the question among the first `sentence_candidates`
+  sentences of the top chunks by overlap and chunk rank (the model says how many: one small batch per
+  turn, `ExtractiveAnswerer.rank_with_similarity`); `sentence_gap`: it minus `dense_top`.
+
 `FEATURES` are fitted; the full-text scores, the exact `unseen` and `cover_long` (their tolerant forms
-replace them), `cover_sentence`, `cover_pairs`, `agree5` and the scale-free pool features are recorded
-but did not help on the dev sets' fit half. Also recorded: `sentence_sim`, the best sentence's embedding cosine (when the
-extractive answer embeds sentences, `llm.extractive_embedding`) and `sentence_gap` (it minus `dense_top`),
-and the intent confidence.
+replace them), `cover_sentence`, `cover_pairs`, `agree5`, `sentence_gap` and the scale-free pool features
+are recorded but did not help on the dev sets' fit half; so is the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
 out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders; an
@@ -70,10 +72,12 @@ FEATURES = (
     "library_gap",
     "library_unseen",
     "cover_chunk",
+    "sentence_sim",
 )
 RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5", "dense_z", "bm25_z", "bm25_share",
-            "rank_agree", "cover_idf", "unseen", "cover_long")
-LEXICAL = tuple(f for f in FEATURES if f not in ("dense_top", "dense_gap", "library_gap")) + ("bm25_top", "bm25_gap")
+            "rank_agree", "cover_idf", "unseen", "cover_long", "sentence_gap")
+EMBEDDING = ("dense_top", "dense_gap", "library_gap", "sentence_sim", "sentence_gap")  # differ between embedders
+LEXICAL = tuple(f for f in FEATURES if f not in EMBEDDING) + ("bm25_top", "bm25_gap")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6
@@ -114,6 +118,7 @@ def features(
     top_chunks: int = 3,
     library_level: float | None = None,
     vocabulary: Sequence[str] | None = None,
+    sentence_sim: float | None = None,
 ) -> dict[str, float]:
     """The model's inputs (see the module docstring). Pure; never raises on missing scores. An
     unknown value is NaN (`library_gap` without `library_level`, `library_unseen` without
@@ -152,7 +157,6 @@ def features(
     cover_pairs = max((len(q_pairs & b) / len(q_pairs) for b in pairs), default=0.0) if q_pairs else cover_chunk
     by_dense = [h.chunk_id for h in sorted(pool, key=lambda h: -(h.dense_score or -1e9))[:5]]
     by_bm25 = [pool[i].chunk_id for i in sorted(range(len(pool)), key=lambda i: -bm25[i])[:5] if bm25[i] > 0]
-    sims = [s.similarity for s in ranked if s.similarity is not None]
     rel = _relative(pool, dense, bm25, q, seqs)
     return {
         **rel,
@@ -172,7 +176,8 @@ def features(
         "library_unseen": float(library_unseen),
         "cover_pairs": float(cover_pairs),
         "agree5": len(set(by_dense) & set(by_bm25)) / 5.0,
-        **({"sentence_sim": float(max(sims)), "sentence_gap": float(max(sims) - dense_top)} if sims else {}),
+        "sentence_sim": math.nan if sentence_sim is None else float(sentence_sim),
+        "sentence_gap": math.nan if sentence_sim is None else float(sentence_sim - dense_top),
         "q_words": math.log1p(len(q)),
     }
 
@@ -221,6 +226,7 @@ class Logistic:
     coef: tuple[float, ...]
     intercept: float
     threshold: float
+    sentence_candidates: int = 0  # `sentence_sim` is the best cosine of this many sentences (0: not used)
 
     def probability(self, x: dict[str, float]) -> float:
         z = self.intercept
@@ -237,6 +243,7 @@ class Logistic:
             "coef": list(self.coef),
             "intercept": self.intercept,
             "threshold": self.threshold,
+            "sentence_candidates": self.sentence_candidates,
         }
 
     @classmethod
@@ -249,6 +256,7 @@ class Logistic:
             tuple(float(v) for v in raw["coef"]),
             float(raw["intercept"]),
             float(raw["threshold"]),
+            int(raw.get("sentence_candidates", 0)),
         )
 
 
@@ -257,6 +265,13 @@ class Answerability:
 
     def __init__(self, model: Logistic | None) -> None:
         self.model = model
+
+    @property
+    def sentence_candidates(self) -> int:
+        """How many sentences the extractive ranking embeds for `sentence_sim` (0 when the model
+        does not use it)."""
+        m = self.model
+        return m.sentence_candidates if m and {"sentence_sim", "sentence_gap"} & set(m.features) else 0
 
     @classmethod
     def load(cls, embedder_identity: str | None, path: Path = MODEL_FILE) -> Answerability:
@@ -276,13 +291,14 @@ class Answerability:
         candidates: Sequence[Hit],
         ranked: Sequence[ScoredSentence],
         signals: Signals | None = None,
+        sentence_sim: float | None = None,
     ) -> Decision:
         signals = signals or Signals()
         name = self.model.name if self.model else ""
         if not hits:
             return Decision(False, 0.0, "no_evidence", model=name)
         x = features(question, hits, candidates, ranked, library_level=signals.library_level,
-                     vocabulary=signals.vocabulary)
+                     vocabulary=signals.vocabulary, sentence_sim=sentence_sim)
         if signals.intent_confidence is not None:
             x["intent_confidence"] = float(signals.intent_confidence)
         for key in ("avg_logprob", "no_speech_prob"):

@@ -23,6 +23,7 @@ from assistant.answer import Answerer
 from assistant.answerability import Answerability, Signals
 from assistant.speech_text import clean
 from knowledge.beir import BeirDataset, doc_id_from_path, load_beir
+from knowledge.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
     own = [r for r in rows if r.answerable]
     other = [r for r in rows if not r.answerable]
     times = sorted(r.ms.get("assess", 0) + r.ms.get("answer", 0) for r in rows)
+    lengths = [len(split_sentences(r.text)) for r in own if not r.not_known and r.text]
     return {
         "questions": len(rows),
         "out_of_scope_not_known": rate([r.not_known for r in other]),
@@ -132,11 +134,16 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
         "cited_gold": rate([bool(r.cited_gold) for r in own if not r.not_known]),
         "gold_in_answer": rate([bool(r.gold_in_answer) for r in own if r.gold_in_answer is not None]),
         "assess_answer_ms_p50": round(times[len(times) // 2], 1) if times else None,
+        "sentences_per_answer": round(sum(lengths) / len(lengths), 2) if lengths else None,
+        "at_most_two_sentences": rate([n <= 2 for n in lengths]),
     }
 
 
-def build(cfg: Any, library_dir: Path, work_dir: Path) -> tuple[BeirDataset, Any, Answerer]:
-    """The library indexed, a Retriever on it and an Answerer as `ask` builds them."""
+def build(
+    cfg: Any, library_dir: Path, work_dir: Path, sentence_candidates: int | None = None
+) -> tuple[BeirDataset, Any, Answerer]:
+    """The library indexed, a Retriever on it and an Answerer as `ask` builds them (with
+    `sentence_candidates`, its `sentence_sim` measured over that many sentences, whatever the model)."""
     from knowledge.evaluate import index_dataset
     from knowledge.retrieve import Retriever
     from models.embedder import load_embedder
@@ -151,6 +158,8 @@ def build(cfg: Any, library_dir: Path, work_dir: Path) -> tuple[BeirDataset, Any
         embed=embedder.embed_documents,
         answerability=Answerability.load(embedder.identity),
     )
+    if sentence_candidates is not None:
+        answerer.extractive.similarity_candidates = sentence_candidates
     return library, retriever, answerer
 
 
@@ -179,6 +188,7 @@ def eval_grounding_command(
         print(f"  cited gold:       {s['cited_gold']}")
         if s["gold_in_answer"] is not None:
             print(f"  gold in answer:   {s['gold_in_answer']}")
+        print(f"  sentences per answer: {s['sentences_per_answer']} (≤ 2: {s['at_most_two_sentences']})")
     else:
         print(f"  not known:        {s['out_of_scope_not_known']}")
     print(f"  assess + answer p50 ms: {s['assess_answer_ms_p50']}")

@@ -10,7 +10,7 @@ the table reports each pairing on the other half.
 
     nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write [--write-lexical]]
         [--long-text window_mean]   # another layout's model than config.yaml's `embedder.long_text`
-        [--sentence-sim]            # also the best sentence's embedding cosine (sentences embedded per question)
+        [--sentence-candidates 2]   # sentence_sim: the best cosine of the first k sentences by overlap
 """
 
 from __future__ import annotations
@@ -38,28 +38,23 @@ def pairings(skip: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str
     return keep
 
 
-SENTENCE = ("sentence_sim", "sentence_gap")  # only with --sentence-sim (llm.extractive_embedding on)
-
-
-def config(long_text: str | None, sentence_sim: bool = False) -> Any:
-    """config.yaml's configuration, with `embedder.long_text` set to `long_text` when given, and the
-    extractive ranking's sentence embeddings on with `sentence_sim` (so `sentence_sim` is recorded)."""
+def config(long_text: str | None) -> Any:
+    """config.yaml's configuration, with `embedder.long_text` set to `long_text` when given."""
     from assistant.config import load_config
 
     cfg = load_config(None)
     if long_text:
         cfg.embedder.long_text = long_text
-    cfg.llm.extractive_embedding = cfg.llm.extractive_embedding or sentence_sim
     return cfg
 
 
 def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str | None = None,
-            sentence_sim: bool = False) -> tuple[dict[str, list[dict]], str]:
+            sentence_candidates: int = 2) -> tuple[dict[str, list[dict]], str]:
     """Feature rows per pairing and half (cached as JSON beside the indexes)."""
     from assistant.grounding_eval import build, run_pairing
     from knowledge.beir import load_beir
 
-    cfg = config(long_text, sentence_sim)
+    cfg = config(long_text)
     cfg.llm.order = []  # features only; no provider is asked
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.is_file() else {}
     built: dict[str, tuple] = {}
@@ -71,7 +66,7 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
             if key in data:
                 continue
             if lib not in built:
-                built[lib] = build(cfg, EVAL / lib, work)
+                built[lib] = build(cfg, EVAL / lib, work, sentence_candidates)
             library, retriever, answerer = built[lib]
             identity = answerer.answerability.model.name if answerer.answerability.model else identity
             t = time.perf_counter()
@@ -86,19 +81,21 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
     return data, identity
 
 
-def _config_key(long_text: str | None = None, sentence_sim: bool = False) -> str:
+def _config_key(long_text: str | None = None, sentence_candidates: int = 2) -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
-    retrieval, ingest and embedder configuration, one version of the feature code, and with or without
-    the sentence embeddings that `sentence_sim` needs."""
+    retrieval, ingest and embedder configuration, one version of the feature and sentence-ranking
+    code, and one number of sentences that `sentence_sim` is the best of."""
     import hashlib
 
     import assistant.answerability
+    import assistant.llm.extractive
     import assistant.word_match
 
-    cfg = config(long_text, sentence_sim)
-    code = [Path(m.__file__).read_text(encoding="utf-8") for m in (assistant.answerability, assistant.word_match)]
+    cfg = config(long_text)
+    code = [Path(m.__file__).read_text(encoding="utf-8")
+            for m in (assistant.answerability, assistant.word_match, assistant.llm.extractive)]
     blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code,
-                       cfg.llm.extractive_embedding], sort_keys=True, default=str)
+                       cfg.llm.extractive_embedding, sentence_candidates], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
@@ -120,7 +117,8 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50) -> tuple
 
 
 def model_for(
-    name: str, feats: tuple[str, ...], rows: list[dict], groups: list[list[dict]], max_false_nk: float
+    name: str, feats: tuple[str, ...], rows: list[dict], groups: list[list[dict]], max_false_nk: float,
+    sentence_candidates: int = 0,
 ) -> Logistic:
     """Fitted on all rows; the threshold keeps the false not-known rate ≤ `max_false_nk` on every
     answerable pairing (`groups`) of the fit half."""
@@ -128,22 +126,22 @@ def model_for(
     y = np.array([r["y"] for r in rows], dtype=np.float64)
     mean, scale = x.mean(0), x.std(0) + 1e-9
     coef, icpt = fit((x - mean) / scale, y)
-    m = Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, 0.5)
+    k = sentence_candidates if {"sentence_sim", "sentence_gap"} & set(feats) else 0
+    m = Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, 0.5, k)
     limits = []
     for group in groups:
         p = np.sort([m.probability(r["x"]) for r in group])
         if len(p):
             limits.append(float(p[int(np.floor(max_false_nk * len(p)))]))  # the k-th lowest probability
     threshold = min(limits) if limits else 0.5
-    return Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, round(threshold, 4))
+    return Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, round(threshold, 4), k)
 
 
 def not_known_rates(m: Logistic, data: dict[str, list[dict]], keys: list[str]) -> list[float]:
     return [float(np.mean([m.probability(r["x"]) < m.threshold for r in data[k]])) if data[k] else 0.0 for k in keys]
 
 
-def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk: float,
-           extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk: float) -> tuple[str, ...]:
     """Greedy feature choice on the fit half: from the current list, add or drop the one feature that
     most raises (worst + mean) out-of-scope not-known rate at the threshold rule; stop when none
     raises it by 0.002."""
@@ -160,7 +158,7 @@ def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk
     best = score(cur)
     print(f"select: start {best:.4f} {list(cur)}")
     while True:
-        moves = [cur + (f,) for f in FEATURES + RECORDED + extra if f not in cur]
+        moves = [cur + (f,) for f in FEATURES + RECORDED if f not in cur]
         moves += [tuple(g for g in cur if g != f) for f in cur if len(cur) > 1]
         top = max(moves, key=score)
         if score(top) <= best + 0.002:
@@ -199,35 +197,28 @@ def main() -> None:
     ap.add_argument("--select", action="store_true", help="choose the features greedily on the fit half (else FEATURES)")
     ap.add_argument("--long-text", choices=["window_max", "window_mean", "truncate"], default=None,
                     help="the embedder layout to fit for (default: config.yaml's embedder.long_text)")
-    ap.add_argument("--sentence-sim", action="store_true",
-                    help="record the best sentence's embedding cosine (sentence_sim, sentence_gap) and let --select use it")
+    ap.add_argument("--sentence-candidates", type=int, default=2,
+                    help="sentence_sim is the best cosine of this many sentences (the first by overlap and chunk rank)")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
-    if args.sentence_sim and args.write:
-        ap.error("--sentence-sim is a study: the app records sentence_sim only with llm.extractive_embedding on")
     from models.weights import cache_dir
 
     work = Path(args.work) if args.work else cache_dir() / "eval"
     work.mkdir(parents=True, exist_ok=True)
     skip = {s for s in args.skip.split(",") if s}
-    key = _config_key(args.long_text, args.sentence_sim)
-    data, identity = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text,
-                             args.sentence_sim)
-    if args.sentence_sim:  # no sentence was embedded (no evidence): a cosine of 0
-        for rows in data.values():
-            for r in rows:
-                r["x"].setdefault("sentence_sim", 0.0)
-                r["x"].setdefault("sentence_gap", r["x"]["sentence_sim"] - r["x"]["dense_top"])
+    k = args.sentence_candidates
+    key = _config_key(args.long_text, k)
+    data, identity = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text, k)
     answerable, out = pairings(skip)
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     # each pairing weighs the same: rows of small pairings are repeated
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
     feats = FEATURES
     if args.select:
-        feats = select(data, args.limit, skip, args.max_false_not_known, SENTENCE if args.sentence_sim else ())
+        feats = select(data, args.limit, skip, args.max_false_not_known)
     shipped = {f"{k} (shipped)": Logistic.from_json(k, v)
                for k, v in json.loads(MODEL_FILE.read_text()).get("models", {}).items()} if MODEL_FILE.is_file() else {}
-    models = {identity: model_for(identity, feats, fit_rows, groups, args.max_false_not_known),
+    models = {identity: model_for(identity, feats, fit_rows, groups, args.max_false_not_known, k),
               "lexical": model_for("lexical", LEXICAL, fit_rows, groups, args.max_false_not_known)}
     for name, m in models.items():
         print(f"{name}: threshold {m.threshold}; " + ", ".join(

@@ -13,7 +13,9 @@ at most one more follows for a factual question (two otherwise, and also when th
 nearly as well as the best: an uncertain pick), only from the same document and only when it scores
 close to the best. Each sentence is cited `[n]` with the number of its context
 block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
-and no embedding, it says it does not know.
+and no embedding, it says it does not know. With `rank_by_embedding` off, the embedding only measures
+the cosine of the first `similarity_candidates` sentences for the answerability decision (the app's
+default: `llm.extractive_embedding` is off, the ranking stays lexical).
 """
 
 from __future__ import annotations
@@ -160,10 +162,15 @@ class ExtractiveAnswerer:
         min_relative: float = 0.6,
         embed_candidates: int = 16,
         unsure_relative: float = 0.65,
+        rank_by_embedding: bool = True,
+        similarity_candidates: int = 0,
     ) -> None:
         self.max_sentences = max_sentences
         self.max_hits = max_hits
         self.embed = embed
+        # with `embed`: rank by the cosine too, or only measure it for the answerability decision
+        self.rank_by_embedding = rank_by_embedding
+        self.similarity_candidates = similarity_candidates  # the best of the first k by overlap
         self.embed_weight = embed_weight
         self.rank_prior = rank_prior
         self.max_chars = max_chars
@@ -204,9 +211,16 @@ class ExtractiveAnswerer:
         return out
 
     def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
+        return self.rank_with_similarity(question, evidence)[0]
+
+    def rank_with_similarity(self, question: str, evidence: Sequence[Hit]) -> tuple[list[ScoredSentence], float | None]:
+        """The ranked sentences, and the best cosine to the question among the first
+        `similarity_candidates` sentences by overlap and chunk rank (0.0 without any sentence, None
+        when not measured or the embedding failed). That cosine is measured even when no sentence
+        shares a word with the question (then nothing is ranked)."""
         sentences = self.sentences(evidence)
         if not sentences:
-            return []
+            return [], (0.0 if self.embed is not None and self.similarity_candidates else None)
         q_words = set(content_words(question))
         bags = [set(content_words(f"{s.heading} {s.text}")) for s in sentences]  # "Attendance: Students must attend …"
         n = len(sentences)
@@ -231,28 +245,31 @@ class ExtractiveAnswerer:
         if _ASKS_NUMBER.search(question):
             scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
         scores = scores + ANSWER_TYPE * np.array([answer_kind(question, s.text) for s in sentences], dtype=np.float64)
-        if self.embed is not None:
-            cand = np.argsort(-(scores + prior), kind="stable")[: self.embed_candidates]
+        ranking = self.embed is not None and self.rank_by_embedding
+        k = max(self.embed_candidates if ranking else 0, self.similarity_candidates if self.embed else 0)
+        best_sim: float | None = None
+        if k:
+            cand = np.argsort(-(scores + prior), kind="stable")[:k]
             try:
-                vecs = np.asarray(
-                    self.embed([question] + [sentences[i].text for i in cand]), dtype=np.float64
-                )
+                vecs = np.asarray(self.embed([question] + [sentences[i].text for i in cand]), dtype=np.float64)
                 sims = vecs[1:] @ vecs[0]
-                base = np.full(n, float(sims.min()) if len(sims) else 0.0)
-                base[cand] = sims
+                if self.similarity_candidates:
+                    best_sim = float(sims[: self.similarity_candidates].max())
                 for i, sim in zip(cand, sims, strict=True):
                     sentences[i].similarity = float(sim)
-                scores = scores + self.embed_weight * base
-                related[:] = True  # the similarity grades every sentence's relation to the question
+                if ranking:
+                    base = np.full(n, float(sims.min()) if len(sims) else 0.0)
+                    base[cand] = sims
+                    scores = scores + self.embed_weight * base
+                    related[:] = True  # the similarity grades every sentence's relation to the question
             except Exception:  # noqa: BLE001 - the embedding is optional; lexical still answers
                 log.warning("embedding sentences for the extractive answer failed; lexical overlap only")
-                if top <= 0:
-                    return []
-        elif top <= 0:
-            return []
+                ranking = False
+        if top <= 0 and not ranking:
+            return [], best_sim
         for s, value, p, rel in zip(sentences, scores, prior, related, strict=True):
             s.score = float(value + p * rel)
-        return sorted(sentences, key=lambda s: (-s.score, s.block, s.position))
+        return sorted(sentences, key=lambda s: (-s.score, s.block, s.position)), best_sim
 
     def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
         """The answer from ranked sentences: the best first, then at most one or two close ones from
@@ -330,6 +347,6 @@ def _cite(sentence: str, block: int) -> str:
     """'Text.' → 'Text [n].' (the citation inside the sentence's final punctuation)."""
     s = " ".join(sentence.split())
     s = re.sub(r"^[-*•]\s+", "", s)  # a list item is read as a sentence
-    end = s[-1] if s[-1:] in ".!?" else "."
-    body = s[:-1] if s[-1:] in ".!?:;" else s
-    return f"{body} [{block}]{end}"
+    body = s.rstrip(".!?:;…")  # "rise..." → "rise [n].": an ellipsis or "?!" is one ending
+    end = next((c for c in s[len(body):] if c in "!?"), ".")
+    return f"{body.rstrip() or s} [{block}]{end}"

@@ -70,9 +70,34 @@ def test_the_shipped_model_loads_per_embedder_and_falls_back_to_the_lexical_one(
     assert "lexical" in names and len(names) >= 2
     for name in names - {"lexical"}:
         model = Answerability.load(name).model
-        assert model is not None and model.features == FEATURES and 0 < model.threshold < 1
+        assert model is not None and set(model.features) <= set(FEATURES) and 0 < model.threshold < 1
     lexical = Answerability.load("some-other-embedder").model
     assert lexical is not None and lexical.name == "lexical" and lexical.features == LEXICAL
+    assert Answerability.load("some-other-embedder").sentence_candidates == 0  # its cosines mean nothing here
+
+
+def test_the_default_model_reads_the_sentence_cosine_and_the_answerer_measures_it(minilm):
+    """The model fitted for the default layout holds every fitted feature, `sentence_sim` among them,
+    and says over how many sentences it was measured; the Answerer embeds that many, and the value
+    moves the decision (a missing one takes the fitted mean)."""
+    from assistant.answer import Answerer
+    from assistant.config import LLMSettings, PromptSettings
+
+    decider = Answerability.load(minilm.identity)
+    assert decider.model.features == FEATURES and "sentence_sim" in FEATURES
+    assert decider.sentence_candidates == decider.model.sentence_candidates >= 1
+    answerer = Answerer(LLMSettings(order=[]), PromptSettings(), embed=minilm.embed_documents, answerability=decider)
+    assert answerer.extractive.similarity_candidates == decider.sentence_candidates
+    assert not answerer.extractive.rank_by_embedding  # measured only: the ranking stays lexical
+    hits = lease_hits()
+    decision = answerer.assess("When is the monthly rent due?", hits, hits)
+    sim = decision.features["sentence_sim"]
+    assert 0.3 < sim <= 1.0 and decision.features["sentence_gap"] == pytest.approx(sim - decision.features["dense_top"])
+    x = dict(decision.features)
+    m = decider.model
+    assert m.probability(x | {"sentence_sim": sim + 0.2}) > m.probability(x) > m.probability(x | {"sentence_sim": sim - 0.2})
+    mean = m.mean[m.features.index("sentence_sim")]
+    assert m.probability(x | {"sentence_sim": math.nan}) == pytest.approx(m.probability(x | {"sentence_sim": mean}))
 
 
 def test_logistic_round_trips_and_is_monotone_in_a_positive_feature():

@@ -19,6 +19,13 @@ def test_cites_the_block_each_sentence_comes_from():
     assert text == "Either party may end the tenancy with three months' notice [2]."
 
 
+def test_a_sentence_ending_in_an_ellipsis_is_cited_once_without_a_stray_dot():
+    hit = Hit("c1", "oil.md", "c1", 'The Shah said in an interview that the price of oil is going to rise... '
+              "Prices rose fourfold within months. The embargo ended in March.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("What did the Shah say about the price of oil?", [hit])
+    assert text == "The Shah said in an interview that the price of oil is going to rise [1].", text
+
+
 def test_answers_are_short_and_ranked_by_relevance():
     hits = lease_hits()
     text = ExtractiveAnswerer(max_sentences=2).answer("When is the monthly rent due?", hits)
@@ -106,6 +113,33 @@ def test_answerer_uses_the_embedding_only_when_configured(minilm):
         if expect_known:
             assert answer.text.startswith("The tenancy runs from 1 March 2024 to 28 February 2025 [1].")
             assert answer.cited[0].chunk_id == "lease-1"
+
+
+def test_measuring_the_similarity_alone_leaves_the_ranking_as_it_is(minilm):
+    """`similarity_candidates` without `rank_by_embedding`: the answerability model's sentence cosine,
+    measured on the first sentences by overlap; the ranking and the answer stay the lexical ones."""
+    hits = lease_hits()
+    question = "When is the monthly rent due?"
+    plain = ExtractiveAnswerer().rank(question, hits)
+    measuring = ExtractiveAnswerer(embed=minilm.embed_documents, rank_by_embedding=False, similarity_candidates=2)
+    ranked, best = measuring.rank_with_similarity(question, hits)
+    assert [(s.text, s.score) for s in ranked] == [(s.text, s.score) for s in plain]
+    measured = [s for s in ranked if s.similarity is not None]
+    assert len(measured) == 2 and best == max(s.similarity for s in measured)
+    vecs = minilm.embed_documents([question, ranked[0].text])
+    assert best >= float(vecs[1] @ vecs[0]) - 1e-5  # the best-ranked sentence is one of the two
+
+    # no word in common: nothing to quote, but the cosine is still measured (a low one)
+    unrelated, low = measuring.rank_with_similarity("Which telescope found the comet?", hits)
+    assert unrelated == [] and low is not None and low < best
+    assert measuring.rank_with_similarity(question, [])[1] == 0.0  # no sentence resembles it
+
+    def broken(texts):
+        raise RuntimeError("embedder gone")
+
+    failing = ExtractiveAnswerer(embed=broken, rank_by_embedding=False, similarity_candidates=2)
+    again, unknown = failing.rank_with_similarity(question, hits)
+    assert unknown is None and [s.text for s in again] == [s.text for s in plain]
 
 
 def test_the_title_heading_of_a_chunk_is_never_quoted_as_an_answer():
