@@ -102,10 +102,11 @@ class Answerer:
         call); the decision carries the ranked sentences the extractive answer is then composed
         from, ranked for `answered` (the user's own words, e.g. a follow-up) when that differs."""
         blocks = self.builder.blocks(evidence)
-        ranked, sentence_sim = self.extractive.rank_with_similarity(question, blocks)
+        words = signals.vocabulary if signals is not None else None  # the library's word counts
+        ranked, sentence_sim = self.extractive.rank_with_similarity(question, blocks, words)
         decision = self.answerability.decide(question, blocks, candidates, ranked, signals, sentence_sim)
         if answered and answered != question:
-            own = self.extractive.rank(answered, blocks)
+            own = self.extractive.rank(answered, blocks, words)
             if own and own[0].coverage > 0:
                 decision = dataclasses.replace(decision, ranked=own)
         return decision

@@ -91,7 +91,8 @@ class Signals:
     avg_logprob: float | None = None
     no_speech_prob: float | None = None
     library_level: float | None = None  # the question's 99th-percentile cosine over the library
-    vocabulary: Sequence[str] | None = field(default=None, repr=False)  # the library's sorted words
+    # the library's sorted words (`LibraryWords`: with their counts, which the extractive ranking reads)
+    vocabulary: Sequence[str] | None = field(default=None, repr=False)
 
 
 @dataclass

@@ -231,6 +231,8 @@ def _load_pdf(path: Path, ocr: bool) -> LoadedDocument:
     for el in elements:  # ligatures and line-end hyphens of the layout (knowledge/pdf_text.py)
         if getattr(el, "text", None):
             el.text = pdf_text.clean(el.text)
+    drop = pdf_text.furniture([(el.text or "", el.metadata.page_number) for el in elements])
+    elements = [el for i, el in enumerate(elements) if i not in drop]  # page numbers, running headers
     doc = elements_to_document(
         elements, fallback_title=meta_title or path.stem, use_first_title=not meta_title
     )

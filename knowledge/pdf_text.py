@@ -5,13 +5,16 @@ long words at the end of a line ("decompres- sion" once the lines are joined). L
 the full-text index never matches "file" or "decompression", the embedder sees two half words and
 an answer quotes them. `clean` maps the Latin ligatures to their letters and joins a word broken
 at a line end; a hyphen that belongs to the text stays ("end-of-stream", "pre- and post-").
+Page furniture — page numbers and a running header or footer on many pages ("gnuplot 5.4") — is
+no text: between two pages it splits a sentence, and an answer would quote it (`furniture`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-VERSION = 1  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
+VERSION = 2  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
 
 _LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
@@ -42,3 +45,31 @@ def clean(text: str) -> str:
     if "-" not in text:
         return text
     return _BROKEN.sub(_join, text)
+
+
+_PAGE_NUMBER = re.compile(r"(?i)^(?:page |seite |p\. ?)?[-–— ]*\d{1,4}[-–— ]*(?:(?:of|/|von) \d{1,4})?$")
+_RUNNING_MIN_PAGES = 3  # a running header is on at least this many pages …
+_RUNNING_SHARE = 0.25  # … and this share of the pages with text
+_RUNNING_MAX_CHARS = 80
+
+
+def furniture(items: Sequence[tuple[str, int | None]]) -> set[int]:
+    """Which of a PDF's text elements, (text, page), are page furniture: a bare page number, or a
+    short line (digits aside) that recurs on many pages (`_RUNNING_MIN_PAGES`, `_RUNNING_SHARE`) and
+    is not a label ("Syntax:", "Example:", which a manual repeats on purpose)."""
+    pages_of: dict[str, set[int]] = {}
+    for text, page in items:
+        s = " ".join(text.split())
+        if page is not None and 0 < len(s) <= _RUNNING_MAX_CHARS and not s.endswith(":"):
+            pages_of.setdefault(re.sub(r"\d+", "#", s.lower()), set()).add(page)
+    n_pages = len({page for _, page in items if page is not None})
+    need = max(_RUNNING_MIN_PAGES, _RUNNING_SHARE * n_pages)
+    running = {key for key, pages in pages_of.items() if len(pages) >= need}
+    out: set[int] = set()
+    for i, (text, page) in enumerate(items):
+        s = " ".join(text.split())
+        if page is None or not s:
+            continue
+        if _PAGE_NUMBER.match(s) or re.sub(r"\d+", "#", s.lower()) in running:
+            out.add(i)
+    return out

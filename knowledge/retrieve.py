@@ -33,7 +33,7 @@ import numpy as np
 from knowledge.fusion import order_by, rrf_fuse, zscore_fuse
 from knowledge.rerank import DiffusionReranker
 from knowledge.settings import RetrievalSettings
-from knowledge.types import Hit, Retrieval
+from knowledge.types import Hit, LibraryWords, Retrieval
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class SearchResults:
     pool_bm25: dict[str, float] = field(default_factory=dict)  # BM25 of the dense hits (hybrid only)
     notices: list[str] = field(default_factory=list)
     level: float | None = None  # the query's 99th-percentile cosine over the library (`StoreView.level`)
-    vocabulary: tuple[str, ...] | None = field(default=None, repr=False)  # `StoreView.vocabulary`
+    vocabulary: LibraryWords | None = field(default=None, repr=False)  # `StoreView.vocabulary`
 
 
 def build_pool(

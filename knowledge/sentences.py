@@ -18,12 +18,19 @@ _SENT_SPLIT = re.compile(
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
-_MIN_BROKEN = 6  # words before a page break for a sentence to continue after it (a heading is shorter)
+_LETTER = re.compile(r"[^\W\d_]")
+_VERSION = re.compile(r"\b\d+\.\d+\b|^\W*\d+\W*$")  # "gnuplot 5.4", "- 12 -"
+_LABEL = re.compile(r"(?i)(figure|fig\.|table|chapter|page|section|abbildung|tabelle|seite)\s*\d")  # a caption's label
+_MIN_BROKEN = 6
+_CONTINUES = frozenset(
+    "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
+    "while if is are was were be been its their his her it they this these those so then".split()
+)  # words before a page break for a sentence to continue after it (a heading is shorter)
 
 
 # a final dot that ends no sentence: an initial ("Joseph M. Scriven", "the U.S. TV show"), a title
 _ABBREV_END = re.compile(
-    r"(?:(?<![^\W\d_])[A-Z]|\b(?:Mrs?|Ms|Dr|St|Mt|Prof|Rev|Gen|Col|Lt|Capt|Sgt|No|Nr|vs|Fig|ca))\.$"
+    r"(?:(?<![^\W\d_])[A-Z]|\b(?:Mrs?|Ms|Dr|St|Mt|Prof|Rev|Gen|Col|Lt|Capt|Sgt|No|Nr|vs|Fig|ca?|pp?|cf|Vol|vol|Ch|ch|Sec|Eq|Nos?|Corp|Dept|approx))\.$"
 )
 
 
@@ -59,15 +66,47 @@ def whole_sentences(text: str) -> list[str]:
     to join: the chunk's first piece, or one after a heading or a figure) and a last piece stopping
     mid-way (the chunk's edge) are left out."""
     out: list[str] = []
+    kept = False  # the piece before was kept (not the dropped rest of a sentence)
     for piece in split_sentences(text):
-        if out and starts_lower(piece) and not ends_sentence(out[-1]) and len(out[-1].split()) >= _MIN_BROKEN:
-            out[-1] = out[-1] + " " + piece
-        elif not starts_lower(piece):
+        kept_before, kept = kept, True
+        if not starts_lower(piece):
             out.append(piece)
-        # else: the rest of a sentence whose start is not here (after a heading, a figure, the edge)
+        elif not out:
+            kept = False  # the rest of a sentence that began before the chunk
+        elif not ends_sentence(out[-1]) and len(out[-1].split()) >= _MIN_BROKEN:
+            out[-1] = out[-1] + " " + piece
+        elif kept_before and _term(out[-1]) and _whole(piece) and _opens(piece):  # a definition: "REJECT" ¶ "directs the scanner …"
+            out[-1] = out[-1] + " " + piece
+        elif kept_before and ends_sentence(out[-1]) and _whole(piece, _MIN_BROKEN) and _opens(piece):
+            out.append(piece)  # "set title adds a title." (a sentence opening with a command)
+        else:
+            kept = False  # the rest of a sentence whose start is not here (after a figure, a page's header)
     if out and _cut_at_end(out[-1]):
         out.pop()
     return out
+
+
+def _term(piece: str) -> bool:
+    """A term a definition follows on its own line ("REJECT", "‘-i, --case-insensitive’", "yywrap()"):
+    a few words without a final stop, not a page's number or running header ("gnuplot 5.4", "123")."""
+    s = piece.strip()
+    return (
+        0 < len(s.split()) <= 6
+        and not ends_sentence(s)
+        and _LETTER.search(s) is not None
+        and not _VERSION.search(s)
+        and not _LABEL.match(s)
+    )
+
+
+def _whole(piece: str, min_words: int = 4) -> bool:
+    return ends_sentence(piece) and len(piece.split()) >= min_words
+
+
+def _opens(piece: str) -> bool:
+    """The piece's first word can open a sentence (not "or", "which", "of": the rest of one)."""
+    first = piece.split()[0].strip("\"'“‘(").lower() if piece.split() else ""
+    return first not in _CONTINUES
 
 
 def _cut_at_end(piece: str) -> bool:

@@ -26,7 +26,7 @@ from knowledge.store_rows import (
     rows_and_vectors,
     window_lists,
 )
-from knowledge.types import Hit
+from knowledge.types import Hit, LibraryWords
 from knowledge.vector_cache import StaleSnapshot, VectorCache, window_max_scores
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ class StoreView:
         vec = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         return snap.level(vec / max(float(np.linalg.norm(vec)), 1e-12))
 
-    def vocabulary(self) -> tuple[str, ...] | None:
+    def vocabulary(self) -> LibraryWords | None:
         """The library's sorted word list (`Snapshot.vocabulary`), from the in-memory snapshot; None
         without one (as `level`)."""
         if not self.settings.memory_search or self.facts.count >= self.settings.ann_threshold:

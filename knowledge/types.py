@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -24,6 +27,30 @@ class Chunk:
     @property
     def chunk_preview(self) -> str:
         return self.chunk_text[:200]
+
+
+class LibraryWords(tuple):
+    """The library's sorted, lower-cased words (a tuple: bisect finds a word and the words it
+    starts), how often each occurs, and how many chunks the library has (`total`): how rare a word
+    is in this library ("flex" occurs thousands of times in the flex manual, "rankdir" a few)."""
+
+    chunks: np.ndarray
+    total: int
+
+    def __new__(cls, words: Iterable[str], chunks: Iterable[int] = (), total: int = 0) -> LibraryWords:
+        self = super().__new__(cls, words)
+        self.chunks = np.asarray(list(chunks) if not isinstance(chunks, np.ndarray) else chunks, dtype=np.int64)
+        self.total = int(total)
+        return self
+
+    def idf(self, stem: str, stem_of: Callable[[str], str]) -> float | None:
+        """log(1 + chunks / occurrences of the words whose stem is `stem`) (none counts as once), or
+        None when the counts are not known."""
+        if not self.total or len(self.chunks) != len(self):
+            return None
+        lo, hi = bisect_left(self, stem), bisect_left(self, stem + "\U0010ffff")
+        n = sum(int(self.chunks[i]) for i in range(lo, hi) if stem_of(self[i]) == stem)
+        return math.log(1.0 + self.total / max(n, 1))
 
 
 @dataclass
@@ -78,7 +105,7 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)  # embed, search, rerank
     notices: list[str] = field(default_factory=list)
     library_level: float | None = None  # the query's 99th-percentile cosine over the library (None: unknown)
-    vocabulary: tuple[str, ...] | None = field(default=None, repr=False)  # the library's sorted words (None: unknown)
+    vocabulary: LibraryWords | None = field(default=None, repr=False)  # the library's sorted words (None: unknown)
 
     @property
     def best_dense(self) -> float | None:

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from knowledge.types import LibraryWords
 from models.runtime.blas import single_threaded_blas
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ class Snapshot:
         return scores
 
     @property
-    def vocabulary(self) -> tuple[str, ...]:
+    def vocabulary(self) -> LibraryWords:
         """Every lower-cased word of the rows' titles and texts, sorted: what the library mentions at
         all, for the answerability decision's library-level word check. Built once per snapshot
         (`library_words`, ~0.3 s at 10k chunks), ahead of the first search by `ChunkStore.warm_up`;
@@ -175,14 +176,20 @@ def _load(table: Any, columns: list[str]) -> Snapshot:
     return Snapshot(version, matrix, rows, windows, offsets)
 
 
-def library_words(rows: pa.Table) -> tuple[str, ...]:
-    """Every lower-cased word of the `title` and `chunk_text` columns, sorted (Arrow's string kernels)."""
-    words: set[str] = set()
-    for c in ("title", "chunk_text"):
-        if c in rows.column_names:
-            split = pc.split_pattern_regex(pc.utf8_lower(rows.column(c)), _NON_WORD)
-            words.update(w for w in pc.unique(pc.list_flatten(split)).to_pylist() if w)
-    return tuple(sorted(words))
+def library_words(rows: pa.Table) -> LibraryWords:
+    """Every lower-cased word of the `title` and `chunk_text` columns, sorted, with how often each
+    occurs (Arrow's string kernels: no Python loop over the words)."""
+    words = [
+        pc.list_flatten(pc.split_pattern_regex(pc.utf8_lower(rows.column(c).combine_chunks()), _NON_WORD))
+        for c in ("title", "chunk_text")
+        if c in rows.column_names
+    ]
+    if not words:
+        return LibraryWords(())
+    counts = pc.value_counts(pa.concat_arrays(words))
+    values, order = counts.field("values"), pc.sort_indices(counts.field("values"))
+    keep = pc.filter(order, pc.not_equal(values.take(order), ""))
+    return LibraryWords(values.take(keep).to_pylist(), counts.field("counts").take(keep).to_numpy(), rows.num_rows)
 
 
 def vector_matrix(column: pa.ChunkedArray | pa.Array) -> np.ndarray | None:

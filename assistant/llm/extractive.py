@@ -30,7 +30,7 @@ import numpy as np
 
 from assistant.events import NOT_KNOWN
 from knowledge.sentences import ends_sentence, split_sentences, whole_sentences
-from knowledge.types import Hit
+from knowledge.types import Hit, LibraryWords
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,10 @@ _DANGLING = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose if is are was were "
     "der die das den dem des ein eine und oder von zu mit für auf dass als".split()
 )
-_MARKUP = re.compile(r"[<>{}=;]")
+_MARKUP = re.compile(r"[<>{}=;%|\\]")
+# a pointer elsewhere ("See set xtics (p. 199).", "For details, see below."), never an answer
+_POINTER = re.compile(r"^\W*(see|refer to|siehe)\b|,\s*see\b|\bsee (below|above|later)\b", re.I)
+_PERCENT = re.compile(r"^\(?[\d.,]+%[),.;:]*$")
 _PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
@@ -204,20 +207,31 @@ class ExtractiveAnswerer:
                     continue
                 if _code_like(sent):  # markup or code from a manual: shown in the source, never read out
                     continue
+                if _POINTER.search(sent) and len(sent.split()) <= 14:  # "See below for an illustration."
+                    continue
                 if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
                 seen.append(key)
                 out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under))
         return out
 
-    def rank(self, question: str, evidence: Sequence[Hit]) -> list[ScoredSentence]:
-        return self.rank_with_similarity(question, evidence)[0]
+    def rank(
+        self, question: str, evidence: Sequence[Hit], words: LibraryWords | None = None
+    ) -> list[ScoredSentence]:
+        return self.rank_with_similarity(question, evidence, words)[0]
 
-    def rank_with_similarity(self, question: str, evidence: Sequence[Hit]) -> tuple[list[ScoredSentence], float | None]:
+    def rank_with_similarity(
+        self, question: str, evidence: Sequence[Hit], words: LibraryWords | None = None
+    ) -> tuple[list[ScoredSentence], float | None]:
         """The ranked sentences, and the best cosine to the question among the first
         `similarity_candidates` sentences by overlap and chunk rank (0.0 without any sentence, None
         when not measured or the embedding failed). That cosine is measured even when no sentence
-        shares a word with the question (then nothing is ranked)."""
+        shares a word with the question (then nothing is ranked).
+
+        A question word weighs by how rare it is among these sentences, and, with the library's word
+        counts (`words`), by how rare it is in the library: "flex" in a question about the flex
+        manual is in most of its sentences that match anything, and says little. The cosine's
+        candidates are chosen without the library's counts (the answerability model was fitted so)."""
         sentences = self.sentences(evidence)
         if not sentences:
             return [], (0.0 if self.embed is not None and self.similarity_candidates else None)
@@ -228,13 +242,23 @@ class ExtractiveAnswerer:
         for bag in bags:
             for w in bag & q_words:
                 df[w] = df.get(w, 0) + 1
-        lexical = np.array(
-            [sum(math.log(1.0 + n / df[w]) for w in bag & q_words) for bag in bags], dtype=np.float64
-        )
+        local = {w: math.log(1.0 + n / df[w]) for w in df}
+        weight = dict(local)
+        if isinstance(words, LibraryWords):  # the product: rare here and rare in the library
+            rare = {w: words.idf(w, _stem) for w in df}
+            if all(v is not None for v in rare.values()):
+                weight = {w: local[w] * rare[w] for w in df}  # type: ignore[operator]
         for s, bag in zip(sentences, bags, strict=True):
             s.coverage = len(bag & q_words) / len(q_words) if q_words else 0.0
+        lexical = np.array([sum(local[w] for w in bag & q_words) for bag in bags], dtype=np.float64)
         top = lexical.max()
-        scores = lexical / top if top > 0 else np.zeros(n)
+        # the sentences' scores: `local_scores` (overlap weighed within the evidence) picks the
+        # cosine's candidates, `scores` (weighed by the library's counts too) ranks
+        local_scores = self._shape(question, sentences, lexical / top if top > 0 else np.zeros(n))
+        scores = local_scores
+        if weight != local:
+            weighted = np.array([sum(weight[w] for w in bag & q_words) for bag in bags], dtype=np.float64)
+            scores = self._shape(question, sentences, weighted / weighted.max() if top > 0 else np.zeros(n))
         prior = np.array([self.rank_prior / s.block for s in sentences])
         # without embeddings, the chunk's rank counts for a sentence that shares a word with the
         # question, or stands next to one that does (the answer often comes right after the sentence
@@ -242,14 +266,11 @@ class ExtractiveAnswerer:
         # chunk about something else is no answer
         matched = {(s.block, s.position) for s, lex in zip(sentences, lexical, strict=True) if lex > 0}
         related = np.array([any((s.block, s.position + d) in matched for d in (-1, 0, 1)) for s in sentences])
-        if _ASKS_NUMBER.search(question):
-            scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
-        scores = scores + ANSWER_TYPE * np.array([answer_kind(question, s.text) for s in sentences], dtype=np.float64)
         ranking = self.embed is not None and self.rank_by_embedding
         k = max(self.embed_candidates if ranking else 0, self.similarity_candidates if self.embed else 0)
         best_sim: float | None = None
         if k:
-            cand = np.argsort(-(scores + prior), kind="stable")[:k]
+            cand = np.argsort(-(local_scores + prior), kind="stable")[:k]
             try:
                 vecs = np.asarray(self.embed([question] + [sentences[i].text for i in cand]), dtype=np.float64)
                 sims = vecs[1:] @ vecs[0]
@@ -270,6 +291,13 @@ class ExtractiveAnswerer:
         for s, value, p, rel in zip(sentences, scores, prior, related, strict=True):
             s.score = float(value + p * rel)
         return sorted(sentences, key=lambda s: (-s.score, s.block, s.position)), best_sim
+
+    @staticmethod
+    def _shape(question: str, sentences: Sequence[ScoredSentence], scores: np.ndarray) -> np.ndarray:
+        """Overlap scores shaped by the kind of answer asked: a number, a name, a date."""
+        if _ASKS_NUMBER.search(question):
+            scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
+        return scores + ANSWER_TYPE * np.array([answer_kind(question, s.text) for s in sentences], dtype=np.float64)
 
     def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
         """The answer from ranked sentences: the best first, then at most one or two close ones from
@@ -322,7 +350,8 @@ def _code_like(piece: str) -> bool:
     if not _MARKUP.search(piece):
         return False
     tokens = piece.split()
-    return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2
+    marked = sum(bool(_MARKUP.search(t)) and not _PERCENT.match(t) for t in tokens)  # "%%", "abcd.|", not "5%"
+    return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2 or (marked >= 2 and len(tokens) <= 8)
 
 
 def _finished_part(piece: str) -> str:

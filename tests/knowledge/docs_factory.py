@@ -13,8 +13,12 @@ def _pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def write_text_pdf(path: Path, pages: list[list[str]], title: str | None = None) -> Path:
-    """A PDF whose pages carry the given lines as a real text layer."""
+def write_text_pdf(
+    path: Path, pages: list[list[str]], title: str | None = None, header: str | None = None, numbered: bool = False
+) -> Path:
+    """A PDF whose pages carry the given lines as a real text layer (with `header` above them on
+    every page, lower than unstructured's page-top region, and, `numbered`, the page's number at
+    its foot: page furniture)."""
     objects: list[bytes] = []
     n_pages = len(pages)
     # 1 catalog, 2 pages, 3 font, then per page: page object, content stream; then info
@@ -31,10 +35,14 @@ def write_text_pdf(path: Path, pages: list[list[str]], title: str | None = None)
                 "/Resources << /Font << /F1 3 0 R >> >> >>"
             ).encode()
         )
-        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
+        ops = ["BT", "/F1 12 Tf", "14 TL", "72 690 Td" if header else "72 720 Td"]
         for line in lines:
             ops.append(f"({_pdf_escape(line)}) Tj T*")
         ops.append("ET")
+        if header:
+            ops += ["BT", "/F1 9 Tf", "72 720 Td", f"({_pdf_escape(header)}) Tj", "ET"]
+        if numbered:
+            ops += ["BT", "/F1 9 Tf", "300 36 Td", f"({i + 1}) Tj", "ET"]
         stream = "\n".join(ops).encode("latin-1")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     info_id = None

@@ -93,15 +93,16 @@ def test_not_a_beir_folder(tmp_path):
 
 @pytest.mark.slow
 def test_end_to_end_slice_through_the_real_store(tmp_path, minilm, capsys):
-    """200 nq_oracle passages ingested by Hark; dense nDCG@10 equals an independent exact-cosine run."""
+    """100 nq_oracle passages ingested by Hark; dense nDCG@10 equals an independent exact-cosine run."""
     from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
     from models.settings import EmbedderSettings
     from ui.cli_eval import eval_retrieval_command
 
     full = load_beir(EVAL_DATA / "nq_oracle")
-    corpus = full.corpus[:200]
+    corpus = full.corpus[:100]
     ids = {d.doc_id for d in corpus}
-    qids = [q for q, rel in full.qrels.items() if set(rel) <= ids][:80]
+    qids = [q for q, rel in full.qrels.items() if set(rel) <= ids][:40]
+    assert len(qids) == 40
     data = tmp_path / "slice"
     _write_beir(
         data,
@@ -154,7 +155,7 @@ def test_end_to_end_slice_through_the_real_store(tmp_path, minilm, capsys):
     odd = float(np.mean(gains[1::2]))
     assert both["sets"][0]["methods"]["dense"]["ndcg@10"] == pytest.approx(odd, abs=0.01)
     printed = capsys.readouterr().out
-    assert "40 queries (report half)" in printed
+    assert "20 queries (report half)" in printed
     table = printed[printed.index("nDCG@10, report half"):]
     row = next(line for line in table.splitlines() if line.startswith("slice"))
     assert f"{both['sets'][0]['methods']['dense']['ndcg@10']:.4f}" in row

@@ -35,3 +35,26 @@ def test_a_library_read_before_re_reads_its_pdfs_once(tmp_path, minilm, monkeypa
     status = {sp: r.status for sp, r in ingest.ingest([lib]).by_path().items()}
     assert set(status.values()) == {"unchanged"}, status
     assert store.fts_search("notice", 5)[0].source_path == "lease.pdf"
+
+
+def test_page_numbers_and_a_running_header_are_dropped_labels_stay():
+    items = [("Hark Manual 1.2", p) for p in range(1, 9)] + [(str(p), p) for p in range(1, 9)]
+    items += [("Syntax:", p) for p in range(1, 9)] + [("The tenant gives notice.", 1), ("Hark Manual", None)]
+    assert pdf_text.furniture(items) == set(range(16))
+    assert pdf_text.furniture([("Hark Manual 1.2", 1), ("Hark Manual 1.2", 2), ("2", 2)]) == {2}  # 2 pages: no header yet
+
+
+def test_a_sentence_across_a_page_break_is_read_whole_without_the_page_furniture(tmp_path, minilm):
+    lib = tmp_path / "library"
+    lib.mkdir()
+    body = [
+        ["The deposit is kept in a separate account and is returned to the tenant within thirty"],
+        ["days after the keys are handed back. The tenant gives two months of notice."],
+        ["Pets are allowed with the landlord's written consent."],
+    ]
+    write_text_pdf(lib / "lease.pdf", body, header="Tenancy Agreement 2024 v1.3", numbered=True)
+    store = ChunkStore.open(str(tmp_path / "lancedb"), minilm.identity, minilm.dim, StoreSettings())
+    Ingestor(store, minilm, IngestSettings(isolation="inline")).ingest([lib])
+    text = " ".join(store.table.to_arrow().column("chunk_text").to_pylist())
+    assert "Tenancy Agreement" not in text, text
+    assert "within thirty days after the keys" in " ".join(text.split()), text

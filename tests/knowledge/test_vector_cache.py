@@ -271,6 +271,10 @@ def test_warm_up_builds_the_word_list_before_the_first_question(filled, monkeypa
     assert builds == [300]
     assert words == library_words(_load(store.table, ["title", "chunk_text"]).rows)
     assert {"title", "version", "part", "f29"} <= set(words) and "fresh" not in words
+    # with how often each word occurs: "part" is in every chunk, "f29" in one file's
+    assert words.total == 300 and words.chunks[words.index("part")] == 300
+    same = str  # the words as they are (no stemming)
+    assert words.idf("part", same) < words.idf("f29", same) < words.idf("never", same)
 
     extra = _chunks("fresh.txt", 4, 1)
     store.replace_files({"fresh.txt": (extra, queries[:4])})

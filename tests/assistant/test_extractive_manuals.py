@@ -1,0 +1,85 @@
+"""The extractive answer on the layouts of real manuals (flex, gnuplot, Graphviz): definition lists,
+page references, pointers elsewhere, code, and words that every page of a manual holds."""
+
+from __future__ import annotations
+
+from assistant.llm.extractive import ExtractiveAnswerer, stem
+from knowledge.sentences import whole_sentences
+from knowledge.types import Hit, LibraryWords
+
+
+def _hit(text: str, source: str = "flex.pdf") -> Hit:
+    return Hit("c1", source, "Lexical Analysis with Flex", text, 0.8, dense_score=0.6)
+
+
+def test_a_definition_under_its_term_is_one_whole_sentence():
+    text = (
+        "There are a number of special directives which can be included within an action:\n\nECHO\n\n"
+        "copies yytext to the scanner's output.\n\nREJECT\n\ndirects the scanner to proceed on to the "
+        "second best rule which matched the input. The rule is chosen as described above.\n\n"
+        "-i, --case-insensitive\n\ninstructs flex to generate a case-insensitive scanner."
+    )
+    assert whole_sentences(text) == [
+        "There are a number of special directives which can be included within an action:",
+        "ECHO copies yytext to the scanner's output.",
+        "REJECT directs the scanner to proceed on to the second best rule which matched the input.",
+        "The rule is chosen as described above.",
+        "-i, --case-insensitive instructs flex to generate a case-insensitive scanner.",
+    ]
+    answer = ExtractiveAnswerer().answer("What does REJECT do?", [_hit(text)])
+    assert answer.startswith("REJECT directs the scanner to proceed on to the second best rule"), answer
+
+
+def test_a_sentence_opening_with_a_command_is_kept_and_the_rest_of_a_cut_one_is_not():
+    text = (
+        "The title is centred at the top.\n\nset title adds a title to the plot and keeps it for every "
+        "later plot.\n\ngnuplot 5.4\n\nor a function used in the plot command as its title.\n\n"
+        "Figure 3\n\nthe rest of a sentence that began before the figure."
+    )
+    assert whole_sentences(text) == [
+        "The title is centred at the top.",
+        "set title adds a title to the plot and keeps it for every later plot.",
+        "Figure 3",  # a label (the extractive answer quotes no piece this short); "gnuplot 5.4" is a header
+    ]
+
+
+def test_a_page_reference_does_not_end_a_sentence_and_a_pointer_is_no_answer():
+    text = (
+        "Log scaling may be set on the x, y, z and cb axes. See set xtics (p. 199). "
+        "The command unset logscale turns off log scaling for all axes (pp. 12-14). "
+        "For tricky behavior, see case and character ranges, page 12."
+    )
+    assert "See set xtics (p. 199)." in whole_sentences(text)
+    assert whole_sentences("Rome was the largest city c. 100 BC. The SRT Division (Chrysler Corp. SRT Vehicles) "
+                           "replaced R/T models. It was approx. 5 km long.") == [
+        "Rome was the largest city c. 100 BC.",
+        "The SRT Division (Chrysler Corp. SRT Vehicles) replaced R/T models.",
+        "It was approx. 5 km long.",
+    ]
+    answer = ExtractiveAnswerer().answer("What does set logscale do?", [_hit(text, "gnuplot.pdf")])
+    assert "See " not in answer and "see " not in answer and "(p [" not in answer, answer
+    assert "log scaling" in answer
+
+
+def test_code_of_a_manual_is_not_quoted():
+    text = "REJECT makes the scanner try the next best rule.\n\n%% a ab abc abcd.|\\n ECHO; REJECT;"
+    answer = ExtractiveAnswerer().answer("What does REJECT do in a scanner?", [_hit(text)])
+    assert "%%" not in answer and "|" not in answer, answer
+
+
+def test_a_word_the_whole_library_repeats_weighs_less_than_a_rare_one():
+    """"flex" and "action" are on every page of the flex manual, "reject" on a few: with the
+    library's word counts the sentence about REJECT comes first; from the sentences alone it would not."""
+    text = (
+        "Every flex action runs when the rule of that action matches the input. "
+        "REJECT directs the scanner to proceed on to the second best rule."
+    )
+    question = "What does the REJECT action do in flex?"
+    counts = {"action": 400, "flex": 2500, "reject": 6, "directs": 3, "every": 90, "rule": 700}
+    words = LibraryWords(sorted(counts), [counts[w] for w in sorted(counts)], total=300)
+    assert words.idf(stem("flex"), stem) < words.idf(stem("reject"), stem)
+    ex = ExtractiveAnswerer(max_sentences=1)
+    assert ex.answer(question, [_hit(text)]).startswith("Every flex action")
+    first = ex.rank(question, [_hit(text)], words)[0]
+    assert first.text.startswith("REJECT directs the scanner")
+    assert ex.rank(question, [_hit(text)], tuple(words))[0].text.startswith("Every flex action")  # no counts
