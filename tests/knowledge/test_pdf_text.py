@@ -1,6 +1,6 @@
 """Typeset PDFs read as words: ligatures spelt out, line-end hyphenation undone (real Debian
-manuals: tests/assistant/test_grounded_answers.py), and a library indexed before this reading
-re-reads its PDFs once, nothing else."""
+manuals: tests/assistant/test_grounded_answers.py), page numbers and running headers dropped, and a
+library indexed before this reading re-reads its PDFs once, nothing else."""
 
 from __future__ import annotations
 
@@ -22,13 +22,21 @@ def test_hyphens_of_the_text_itself_stay():
 
 
 def test_a_library_read_before_re_reads_its_pdfs_once(tmp_path, minilm, monkeypatch):
+    """… and reads a sentence across a page break whole, without the page numbers and header."""
     lib = tmp_path / "library"
     lib.mkdir()
-    write_text_pdf(lib / "lease.pdf", [["The tenant gives two months of notice."]])
+    body = [
+        ["The deposit is kept in a separate account and is returned to the tenant within thirty"],
+        ["days after the keys are handed back. The tenant gives two months of notice."],
+        ["Pets are allowed with the landlord's written consent."],
+    ]
+    write_text_pdf(lib / "lease.pdf", body, header="Tenancy Agreement 2024 v1.3", numbered=True)
     (lib / "notes.md").write_text("# Notes\n\nThe bike lock code is in the blue notebook.\n", encoding="utf-8")
     store = ChunkStore.open(str(tmp_path / "lancedb"), minilm.identity, minilm.dim, StoreSettings())
     ingest = Ingestor(store, minilm, IngestSettings(isolation="inline"))
     ingest.ingest([lib])
+    text = " ".join(" ".join(store.table.to_arrow().column("chunk_text").to_pylist()).split())
+    assert "Tenancy Agreement" not in text and "within thirty days after the keys" in text, text
     monkeypatch.setattr(pdf_text, "VERSION", pdf_text.VERSION + 1)  # the PDF reading improves
     status = {sp: r.status for sp, r in ingest.ingest([lib]).by_path().items()}
     assert status == {"lease.pdf": "updated", "notes.md": "unchanged"}, status
@@ -42,19 +50,3 @@ def test_page_numbers_and_a_running_header_are_dropped_labels_stay():
     items += [("Syntax:", p) for p in range(1, 9)] + [("The tenant gives notice.", 1), ("Hark Manual", None)]
     assert pdf_text.furniture(items) == set(range(16))
     assert pdf_text.furniture([("Hark Manual 1.2", 1), ("Hark Manual 1.2", 2), ("2", 2)]) == {2}  # 2 pages: no header yet
-
-
-def test_a_sentence_across_a_page_break_is_read_whole_without_the_page_furniture(tmp_path, minilm):
-    lib = tmp_path / "library"
-    lib.mkdir()
-    body = [
-        ["The deposit is kept in a separate account and is returned to the tenant within thirty"],
-        ["days after the keys are handed back. The tenant gives two months of notice."],
-        ["Pets are allowed with the landlord's written consent."],
-    ]
-    write_text_pdf(lib / "lease.pdf", body, header="Tenancy Agreement 2024 v1.3", numbered=True)
-    store = ChunkStore.open(str(tmp_path / "lancedb"), minilm.identity, minilm.dim, StoreSettings())
-    Ingestor(store, minilm, IngestSettings(isolation="inline")).ingest([lib])
-    text = " ".join(store.table.to_arrow().column("chunk_text").to_pylist())
-    assert "Tenancy Agreement" not in text, text
-    assert "within thirty days after the keys" in " ".join(text.split()), text
