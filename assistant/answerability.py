@@ -53,7 +53,8 @@ from typing import Any
 
 import numpy as np
 
-from assistant.llm.extractive import ScoredSentence, content_words, raw_content_words, stem
+from assistant.llm.extractive import ScoredSentence
+from assistant.llm.words import content_words, raw_content_words, stem
 from assistant.word_match import covered, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX

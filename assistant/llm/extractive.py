@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.events import NOT_KNOWN
+from assistant.llm.words import STOP, WORD, content_words, raw_content_words, stem
 from knowledge.sentences import ends_sentence, split_sentences, whole_sentences
 from knowledge.types import Hit, LibraryWords
 
@@ -36,27 +37,8 @@ log = logging.getLogger(__name__)
 
 EmbedFn = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit rows
 
-__all__ = ["ExtractiveAnswerer", "ScoredSentence", "content_words", "split_sentences", "is_factual"]
+__all__ = ["ExtractiveAnswerer", "ScoredSentence", "content_words", "raw_content_words", "split_sentences", "is_factual", "stem"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
-    """a an the and or but if of to in on at by for with from as is are was were be been being do does
-    did has have had having i me my we our you your he him his she her it its they them their this that
-    these those what which who whom whose when where why how not no nor so than too very can could would
-    should will shall may might must there here about into over under again further then once all any both
-    each few more most other some such only own same just also up down out off tell please know
-    much many get got go goes going need needs want wants someone anyone something anything people
-    thing things way ways use used using make made get one ones us am
-    der die das den dem des ein eine einer eines einem einen und oder aber wenn von zu im in am an auf
-    mit für aus als ist sind war waren wird werden wurde wurden hat haben hatte ich wir sie er es ihr
-    was welche welcher welches wer wen wem wann wo warum wie nicht kein keine so auch nur noch bei nach
-    um über unter vor durch gibt gab sich man mich dich mir dir uns euch ihm ihn ihnen mein meine
-    meinen meinem meiner dein deine sein seine seinen seinem seiner ihre ihren ihrem ihrer unser unsere
-    dieser diese dieses diesem diesen jener jene kann können konnte könnte muss müssen musste soll
-    sollte sollen darf dürfen will wollen möchte tun macht machen gemacht dass weil ob denn dann also
-    sehr viel viele mehr jetzt schon mal ja nein etwa bis zum zur vom beim ins ans etwas jemand alle
-    alles andere anderen gegen ohne seit sowie bzw""".split()
-)
 _FACTUAL = re.compile(
     r"^\s*(who|whom|whose|what|which|when|where|how (many|much|long|old|far|big|often)|in what|"
     r"is|are|was|were|does|do|did|can|wer|was|welche[rsmn]?|wann|wo|wie (viele?|lange|alt)|"
@@ -101,19 +83,6 @@ NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding 
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
 
-def raw_content_words(text: str) -> list[str]:
-    """The words of `text` that are not stop words, lower-cased, unstemmed."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and w != "_"]
-
-
-def content_words(text: str) -> list[str]:
-    return [_stem(w) for w in raw_content_words(text)]
-
-
-def stem(word: str) -> str:
-    return _stem(word)
-
-
 def is_factual(question: str) -> bool:
     """A question asking for one fact (who/what/when/…): answered in at most two sentences."""
     return bool(_FACTUAL.match(question)) or len(question.split()) <= 8
@@ -123,20 +92,13 @@ def answer_kind(question: str, sentence: str) -> bool:
     """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
     hold (who/where), a year or a month (when). False for other questions."""
     if _ASKS_NAME.search(question):
-        asked = {_stem(w.lower()) for w in _WORD.findall(question)}
+        asked = {stem(w.lower()) for w in WORD.findall(question)}
         words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
         # "The", "In" inside a title name no one; a name the question holds (in any form) is no answer
-        return any(_CAPITAL.match(w) and w.lower() not in _STOP and _stem(w.lower()) not in asked for w in words)
+        return any(_CAPITAL.match(w) and w.lower() not in STOP and stem(w.lower()) not in asked for w in words)
     if _ASKS_DATE.search(question):
         return bool(_DATE.search(sentence))
     return False
-
-
-def _stem(w: str) -> str:
-    for suffix in ("ing", "ed", "es", "s", "en", "er", "e"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
-    return w
 
 
 @dataclass
@@ -245,7 +207,7 @@ class ExtractiveAnswerer:
         local = {w: math.log(1.0 + n / df[w]) for w in df}
         weight = dict(local)
         if isinstance(words, LibraryWords):  # the product: rare here and rare in the library
-            rare = {w: words.idf(w, _stem) for w in df}
+            rare = {w: words.idf(w, stem) for w in df}
             if all(v is not None for v in rare.values()):
                 weight = {w: local[w] * rare[w] for w in df}  # type: ignore[operator]
         for s, bag in zip(sentences, bags, strict=True):
@@ -333,7 +295,7 @@ def _glued_heading(piece: str) -> tuple[str, str]:
     """A capitalised heading the PDF's layout glued to the sentence after it ("RECOVERING DATA FROM
     DAMAGED FILES bzip2 compresses files …"): (heading, sentence); ("", piece) when there is none."""
     m = _CAPS_HEAD.match(piece)
-    if not m or not _WORD.search(m.group(2)) or m.group(2).upper() == m.group(2):
+    if not m or not WORD.search(m.group(2)) or m.group(2).upper() == m.group(2):
         return "", piece
     return m.group(1).strip(), m.group(2)
 

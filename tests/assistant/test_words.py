@@ -1,0 +1,25 @@
+"""The words the extractive answer and the answerability decision compare: an irregular verb form
+and a doubled consonant before a suffix stem like the other forms of the word."""
+
+from __future__ import annotations
+
+from assistant.llm.extractive import ExtractiveAnswerer
+from assistant.llm.words import content_words, stem
+from knowledge.types import Hit
+
+
+def test_the_forms_of_a_verb_share_one_stem():
+    for forms in ("write writes writer writing written wrote", "win wins winner winning won",
+                  "sing sings singer singing sang sung", "build builder building built",
+                  "run runner running ran", "stop stopped stopping"):
+        stems = {stem(w) for w in forms.split()}
+        assert len(stems) == 1, (forms, stems)
+    assert stem("dresses") == "dress" and stem("fitted") == "fit"  # only the doubling a suffix made goes
+    assert content_words("Who wrote the song?") == ["writ", "song"]
+
+
+def test_who_wrote_is_answered_by_the_sentence_saying_written_by():
+    hit = Hit("c1", "song.md", "c1", "The song was released on 8 September 2001 by Parlophone in Australia. "
+              "The song was written and produced by Cathy Dennis and Rob Davis in London.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("Who wrote the song?", [hit])
+    assert text.startswith("The song was written and produced by Cathy Dennis"), text
