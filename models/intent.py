@@ -28,6 +28,7 @@ from models.settings import IntentSettings
 from models.weights import minilm_path
 
 log = logging.getLogger(__name__)
+_HARK_ROOT = Path(__file__).resolve().parent.parent  # where Hark's own relative paths point
 
 LABEL_MAP_FILE = "label_map.json"
 # attention projection names per architecture (config.model_type) for the roles in
@@ -123,14 +124,22 @@ def load_base(settings: IntentSettings, labels: Sequence[str]) -> tuple[Any, Any
     return tokenizer, model
 
 
+def configured_adapter_dir(settings: IntentSettings, base_dir: Path) -> Path:
+    """`intent.adapter_dir`, a relative path taken from the config file's folder (where training writes)."""
+    path = Path(settings.adapter_dir).expanduser()
+    return path if path.is_absolute() else (Path(base_dir) / path).resolve()
+
+
 class IntentClassifier:
     """Four-way intent classifier; shared by all sessions (inference only, no per-call state)."""
 
     def __init__(self, settings: IntentSettings, base_dir: Path) -> None:
         self.settings = settings
-        self.adapter_dir = Path(settings.adapter_dir).expanduser()
-        if not self.adapter_dir.is_absolute():
-            self.adapter_dir = (Path(base_dir) / self.adapter_dir).resolve()
+        self.adapter_dir = configured_adapter_dir(settings, base_dir)
+        shipped = (_HARK_ROOT / Path(settings.adapter_dir).expanduser()).resolve()
+        # a config.yaml kept in another folder still finds the adapter that ships with Hark
+        if not (self.adapter_dir / LABEL_MAP_FILE).is_file() and (shipped / LABEL_MAP_FILE).is_file():
+            self.adapter_dir = shipped
         self._once = Once()
         self.labels: list[str] = list(LABELS)
         self._runner: LogitsRunner | None = None

@@ -30,6 +30,7 @@ from models.intent import (
     LABEL_MAP_FILE,
     IntentClassifier,
     IntentEvalResult,
+    configured_adapter_dir,
     evaluate,
     load_base,
     target_modules_for,
@@ -242,7 +243,7 @@ def train(
     data = {"train": train_rows, "val": val_rows, "test": read_csv(files.test), "external": external}
     generated = {e.text.lower() for rows in (train_rows, val_rows, data["test"]) for e in rows}
     overlap = sorted({e.text for e in external if e.text.lower() in generated})
-    adapter_dir = IntentClassifier(settings, base_dir).adapter_dir
+    adapter_dir = configured_adapter_dir(settings, base_dir)
 
     kept, trainable, total = _run(settings, settings.learning_rate, data, save_to=adapter_dir)
     _fix_adapter_config(adapter_dir, settings)

@@ -178,6 +178,19 @@ def test_warm_up_loads_once_across_threads(settings):
     assert clf.predict("hello there").label == "greeting"
 
 
+def test_a_config_in_another_folder_loads_the_shipped_adapter_and_trains_into_its_own(tmp_path, settings):
+    """`intent.adapter_dir` is relative: a config.yaml kept elsewhere, with no adapter beside it,
+    still classifies with Hark's; training would write beside that config, never over Hark's."""
+    from models.intent import configured_adapter_dir
+
+    assert not Path(settings.adapter_dir).is_absolute()
+    clf = IntentClassifier(settings, tmp_path)
+    assert clf.adapter_dir == (ROOT / settings.adapter_dir).resolve()
+    clf.warm_up()
+    assert clf.predict("hello there").label == "greeting"
+    assert configured_adapter_dir(settings, tmp_path) == (tmp_path / settings.adapter_dir).resolve()
+
+
 def test_missing_or_mismatched_adapter_is_a_clear_error(tmp_path, settings):
     with pytest.raises(ModelLoadError, match="no trained intent adapter") as exc:
         IntentClassifier(settings.model_copy(update={"adapter_dir": str(tmp_path / "none")}), ROOT).warm_up()
