@@ -13,7 +13,7 @@ import pytest
 from tests.llm_server import LLMServer, Reply
 from tests.ui.conftest import app_sharing_models, chromium, fake_microphone
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.microphone]
 
 ANSWER_TIMEOUT = 90_000  # ms; a turn takes ~1 s, but the machine is shared
 

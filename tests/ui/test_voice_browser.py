@@ -8,7 +8,7 @@ import pytest
 
 from tests.ui.conftest import chromium, fake_microphone
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.microphone]
 
 TIMEOUT = 90_000
 

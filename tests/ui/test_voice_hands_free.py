@@ -11,7 +11,7 @@ import pytest
 from tests.ui.conftest import chromium, fake_microphone, speak_to_wav, vowel_blip
 from tests.ui.test_voice_browser import TIMEOUT, _users
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.microphone]
 
 FIVE = [
     ("what is the notice period in my rental agreement", ("notice", "rental")),
