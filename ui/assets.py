@@ -81,26 +81,52 @@ HEAD = """
       note('mic-open');
       var ctx = new AudioContext();
       var source = ctx.createMediaStreamSource(stream);
-      var node = ctx.createScriptProcessor(2048, 1, 1);
-      node.onaudioprocess = function (ev) {
+      return capture(ctx, source, function (x) {
         if (!rec.on) { return; }
-        var x = ev.inputBuffer.getChannelData(0), pcm = new Int16Array(x.length);
+        var pcm = new Int16Array(x.length);
         for (var i = 0; i < x.length; i++) {
           var v = Math.max(-1, Math.min(1, x[i])); pcm[i] = v < 0 ? v * 32768 : v * 32767;
         }
         rec.parts.push(pcm); rec.count += pcm.length; rec.rate = ctx.sampleRate;
         if (!rec.sending && rec.count >= rec.rate * 0.1) { send(false, false); }
-      };
-      source.connect(node); node.connect(ctx.destination);  /* silent: the output stays zero */
-      rec.mic = {stream: stream, ctx: ctx, node: node, source: source};
-      rec.opening = null;
-      return rec.mic;
-    }, function (err) { rec.opening = null; note('mic-error'); throw err; });
+      }).then(function (node) {
+        note('capture', {how: node.port ? 'worklet' : 'script'});
+        rec.mic = {stream: stream, ctx: ctx, node: node, source: source};
+        rec.opening = null;
+        return rec.mic;
+      });
+    }).catch(function (err) { rec.opening = null; note('mic-error'); throw err; });
     return rec.opening;
+  }
+  /* The samples, in blocks of 2048, to onFrames: from an AudioWorklet (on the audio thread, so a
+     busy page delays the blocks but never drops them), else a ScriptProcessor (on the page's
+     thread). Both output silence. */
+  var WORKLET = "registerProcessor('hark-capture', class extends AudioWorkletProcessor {" +
+    "constructor() { super(); this.buf = new Float32Array(2048); this.n = 0; }" +
+    "process(inputs) { var c = inputs[0] && inputs[0][0]; if (!c) { return true; }" +
+    "for (var i = 0; i < c.length; i++) { this.buf[this.n++] = c[i];" +
+    "if (this.n === this.buf.length) { this.port.postMessage(this.buf); this.buf = new Float32Array(2048); this.n = 0; } }" +
+    "return true; } });";
+  function capture(ctx, source, onFrames) {
+    function script() {
+      var node = ctx.createScriptProcessor(2048, 1, 1);
+      node.onaudioprocess = function (ev) { onFrames(ev.inputBuffer.getChannelData(0)); };
+      source.connect(node); node.connect(ctx.destination);
+      return node;
+    }
+    if (!ctx.audioWorklet || !window.AudioWorkletNode) { return Promise.resolve(script()); }
+    var url = URL.createObjectURL(new Blob([WORKLET], {type: 'application/javascript'}));
+    return ctx.audioWorklet.addModule(url).then(function () {
+      var node = new AudioWorkletNode(ctx, 'hark-capture', {numberOfInputs: 1, numberOfOutputs: 1});
+      node.port.onmessage = function (ev) { onFrames(ev.data); };
+      source.connect(node); node.connect(ctx.destination);
+      return node;
+    }, function () { return script(); });
   }
   function closeMic() {
     var m = rec.mic; rec.mic = null;
     if (!m) { return; }
+    if (m.node.port) { m.node.port.onmessage = null; }
     m.node.disconnect(); m.source.disconnect();
     m.stream.getTracks().forEach(function (t) { t.stop(); });
     m.ctx.close();
