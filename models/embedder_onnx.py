@@ -20,9 +20,7 @@ import hashlib
 import importlib.metadata
 import json
 import logging
-import os
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,6 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from models.runtime.atomic import remove_stale_temps, write_atomic
 from models.tokenizer import load_tokenizer
 
 log = logging.getLogger(__name__)
@@ -155,30 +154,6 @@ def cache_path(folder: Path, cache_root: Path) -> Path:
     return cache_root / "embedder-onnx" / f"{fingerprint(folder)}.onnx"
 
 
-def _write_atomic(target: Path, write: Callable[[Path], None]) -> None:
-    tmp = target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _remove_stale_temps(folder: Path, older_than_s: float = 3600.0) -> None:
-    """Temp files of exports killed mid-write (SIGKILL skips `finally`), ~90 MB each. An export
-    takes seconds, so an hour-old temp file belongs to no live process."""
-    if not folder.is_dir():
-        return
-    now = time.time()
-    for tmp in folder.glob("*.tmp"):
-        try:
-            if now - tmp.stat().st_mtime > older_than_s:
-                tmp.unlink()
-                log.info("removed a stale temp file of an interrupted export: %s", tmp)
-        except OSError:  # gone meanwhile, or not ours to remove
-            continue
-
-
 def export_pipeline(model: Any, target: Path) -> None:
     """Export a loaded SentenceTransformer's forward pass (CPU, float32) to `target` (+ `.json`)."""
     import torch
@@ -216,9 +191,9 @@ def export_pipeline(model: Any, target: Path) -> None:
     meta = {"max_seq_length": int(model.max_seq_length), "format": EXPORT_FORMAT}
     target.parent.mkdir(parents=True, exist_ok=True)
     # the .json first: a present .onnx always has its .json
-    _write_atomic(target.with_suffix(".json"), lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"))
+    write_atomic(target.with_suffix(".json"), lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"))
     with _eager_attention(model):
-        _write_atomic(target, write_onnx)
+        write_atomic(target, write_onnx)
 
 
 @contextmanager
@@ -272,7 +247,7 @@ def load_pipeline(
             except Exception as exc:  # noqa: BLE001 - a damaged cache file is replaced, once
                 log.warning("the cached ONNX embedder %s does not load (%s); exporting again", target, exc)
         log.info("exporting the sentence embedder to ONNX (once): %s", target)
-        _remove_stale_temps(target.parent)
+        remove_stale_temps(target.parent)
         model = build_model()
         export_pipeline(model, target)
         encoder = OnnxEncoder(target, threads, batch_threads)

