@@ -136,7 +136,7 @@ class IntentClassifier:
     def __init__(self, settings: IntentSettings, base_dir: Path) -> None:
         self.settings = settings
         self.adapter_dir = configured_adapter_dir(settings, base_dir)
-        shipped = (_HARK_ROOT / Path(settings.adapter_dir).expanduser()).resolve()
+        shipped = configured_adapter_dir(settings, _HARK_ROOT)
         # a config.yaml kept in another folder still finds the adapter that ships with Hark
         if not (self.adapter_dir / LABEL_MAP_FILE).is_file() and (shipped / LABEL_MAP_FILE).is_file():
             self.adapter_dir = shipped

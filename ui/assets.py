@@ -117,11 +117,12 @@ HEAD = """
     if (!ctx.audioWorklet || !window.AudioWorkletNode) { return Promise.resolve(script()); }
     var url = URL.createObjectURL(new Blob([WORKLET], {type: 'application/javascript'}));
     return ctx.audioWorklet.addModule(url).then(function () {
+      URL.revokeObjectURL(url);
       var node = new AudioWorkletNode(ctx, 'hark-capture', {numberOfInputs: 1, numberOfOutputs: 1});
       node.port.onmessage = function (ev) { onFrames(ev.data); };
       source.connect(node); node.connect(ctx.destination);
       return node;
-    }, function () { return script(); });
+    }, function () { URL.revokeObjectURL(url); return script(); });
   }
   function closeMic() {
     var m = rec.mic; rec.mic = null;
