@@ -1,11 +1,12 @@
 """Sentences of a text: where chunk edges may fall, and what an extractive answer quotes.
 
 `split_sentences` cuts after `.`, `!`, `?` (optionally followed by a closing quote or bracket) when
-whitespace and an upper-case letter, a digit or an opening quote follow; at blank lines; and before
-list items. Abbreviated numbers ("2.5%"), lower-case continuations ("e.g. this"), initials and titles
-("Joseph M. Scriven", "the U.S. TV show", "Dr. Watson") stay together.
-`whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an older
-index, sentences broken by a page break); `sentence_spans` lets the chunker end chunks at sentences.
+whitespace and an upper-case letter, a digit, an opening quote or a manual's placeholder ("<base> is
+the base …") follow; at blank lines; and before list items. Abbreviated numbers ("2.5%"), lower-case
+continuations ("e.g. this"), initials and titles ("Joseph M. Scriven", "the U.S. TV show", "Dr. Watson")
+stay together. `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an
+older index, sentences broken by a page break; a manual's attribute line "nodesep=f sets …" is whole
+after a label); `sentence_spans` lets the chunker end chunks at sentences.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from __future__ import annotations
 import re
 
 _SENT_SPLIT = re.compile(
-    r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9ÄÖÜÀ-ÝĀ-Ž])|\n\s*\n|\n(?=\s*[-*•]\s)"
+    r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9ÄÖÜÀ-ÝĀ-Ž]|<[a-z][\w -]*>)|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
+_PLACEHOLDER = re.compile(r"<[a-z][\w -]*>")  # "<base>", "<axes>": a manual's name for a value
+_ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a manual's attribute line
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
@@ -69,8 +72,8 @@ def whole_sentences(text: str) -> list[str]:
     kept = False  # the piece before was kept (not the dropped rest of a sentence)
     for piece in split_sentences(text):
         kept_before, kept = kept, True
-        if not starts_lower(piece):
-            out.append(piece)
+        if not starts_lower(piece) or (_ASSIGNS.match(piece) and _whole(piece)):
+            out.append(piece)  # "rankdir=LR|RL|BT requests a left-to-right … drawing." defines an attribute
         elif not out:
             kept = False  # the rest of a sentence that began before the chunk
         elif not ends_sentence(out[-1]) and len(out[-1].split()) >= _MIN_BROKEN:
@@ -128,4 +131,4 @@ def _next_starts(words: list[str], i: int) -> bool:
     if i + 1 >= len(words):
         return True
     nxt = words[i + 1].lstrip("\"'“‘([")
-    return bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit())
+    return bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit() or _PLACEHOLDER.match(nxt) is not None)

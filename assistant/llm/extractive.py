@@ -156,7 +156,9 @@ class ExtractiveAnswerer:
                 caps, sent = _glued_heading(sent)
                 if caps:
                     under = caps
-                if _unfinished(sent):  # "… please note that": the rest is lost in the layout
+                # "… please note that": the rest is lost in the layout; "… will not. set term x11 font
+                # "arial,15" set title ’{/=20 Big}’": the example's code glued to the sentence before it
+                if _unfinished(sent) or _code_after(sent):
                     sent = _finished_part(sent)
                     if not sent:
                         continue
@@ -305,6 +307,15 @@ def _unfinished(piece: str) -> bool:
     s = piece.strip()
     words = s.split()
     return bool(words) and not ends_sentence(s) and words[-1].lower() in _DANGLING
+
+
+def _code_after(piece: str) -> bool:
+    """A piece without a final stop whose text after its last sentence end is code or markup."""
+    s = piece.strip()
+    if ends_sentence(s):
+        return False
+    head = _finished_part(s)
+    return bool(head) and _MARKUP.search(s[len(head):]) is not None
 
 
 def _code_like(piece: str) -> bool:

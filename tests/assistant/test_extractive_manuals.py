@@ -61,10 +61,44 @@ def test_a_page_reference_does_not_end_a_sentence_and_a_pointer_is_no_answer():
     assert "log scaling" in answer
 
 
+def test_a_placeholder_opens_a_sentence_and_the_answer_reads_it():
+    text = (
+        "Logscale\n\nSyntax:\n\nset logscale <axes> {<base>}\n\nwhere <axes> may be any combinations of x, "
+        "x2, y, y2, z, cb, and r in any order. <base> is the base of the log scaling (default is base 10). "
+        "If no axes are specified, the command affects all axes except r."
+    )
+    kept = whole_sentences(text)
+    assert "<base> is the base of the log scaling (default is base 10)." in kept
+    assert not any(s.startswith("where ") or s.endswith("in any order. <base> is the base") for s in kept)
+    answer = ExtractiveAnswerer().answer("What does set logscale do?", [_hit(text, "gnuplot.pdf")])
+    assert "base of the log scaling" in answer, answer
+
+
+def test_an_attribute_line_after_a_label_is_a_whole_sentence():
+    text = (
+        "The default is true for dot, and false for all other layouts.\n\n(dot-specific attributes)\n\n"
+        "nodesep=f sets the minimum separation between nodes.\n\nranksep=f sets the minimum separation "
+        "between ranks.\n\nrankdir=LR|RL|BT requests a left-to-right, right-to-left, or bottom-to-top, drawing."
+    )
+    assert whole_sentences(text) == [
+        "The default is true for dot, and false for all other layouts.",
+        "nodesep=f sets the minimum separation between nodes.",
+        "ranksep=f sets the minimum separation between ranks.",
+        "rankdir=LR|RL|BT requests a left-to-right, right-to-left, or bottom-to-top, drawing.",
+    ]
+    answer = ExtractiveAnswerer().answer("What does the rankdir attribute request?", [_hit(text, "dot.1.pdf")])
+    assert answer.startswith("rankdir=LR|RL|BT requests a left-to-right"), answer
+
+
 def test_code_of_a_manual_is_not_quoted():
     text = "REJECT makes the scanner try the next best rule.\n\n%% a ab abc abcd.|\\n ECHO; REJECT;"
     answer = ExtractiveAnswerer().answer("What does REJECT do in a scanner?", [_hit(text)])
     assert "%%" not in answer and "|" not in answer, answer
+    glued = ("Thus the first example below will work as expected, but the second will not. set term x11 "
+             "enhanced font \"arial,15\" set title ’{/=20 Big} Medium {/=5 Small}’\n\nPlot windows remain open.")
+    answer = ExtractiveAnswerer().answer("Which example of an enhanced font will work?", [_hit(glued, "gnuplot.pdf")])
+    assert answer.startswith("Thus the first example below will work as expected, but the second will not [1]."), answer
+    assert "{" not in answer and "arial" not in answer, answer
 
 
 def test_a_word_the_whole_library_repeats_weighs_less_than_a_rare_one():

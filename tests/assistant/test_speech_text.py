@@ -18,6 +18,8 @@ from assistant.speech_text import clean, for_speech, normalise, year_words
         ("Read [the lease](http://example.com/lease) now", "Read the lease now"),
         ("Visit www.example.org, then call.", "Visit the link, then call."),
         ("**Bold** and `code` <b>html</b>", "Bold and code html"),
+        ("<base> is the base of the log scaling [1].<br>", "base is the base of the log scaling."),
+        ('Set <title name> in <div class="x">the window</div>.', "Set title name in the window."),
     ],
 )
 def test_never_read_aloud(text, spoken):
