@@ -160,7 +160,7 @@ class Components:
         synth = Synthesiser(self.cfg.tts)
         if self.cfg.tts.warm_up:
             try:
-                synth.warm_up()
+                synth.warm_up(_said_often())
             except HarkError as exc:  # spoken answers are optional: the app starts, speaking says why not
                 log.warning("spoken answers unavailable: %s", exc.message)
         return synth
@@ -211,3 +211,12 @@ class Components:
     def errors(self) -> dict[str, str]:
         """Why each part that failed to build did."""
         return {p.name: p.error for p in self.all if p.error}
+
+
+def _said_often() -> list[str]:
+    """The spoken pieces of the "not known" answer: rendered at warm-up, heard at once."""
+    from assistant.events import NOT_KNOWN
+    from assistant.speak import SentenceSplitter
+
+    splitter = SentenceSplitter()
+    return splitter.feed(NOT_KNOWN) + splitter.flush()

@@ -23,6 +23,7 @@ without it). Times come from the page's own clock (Date.now()).
     python -m bench.voice                          # 3 LibriVox clips + 2 espeak questions, each way once
     python -m bench.voice --rounds 2 --json out.json
     python -m bench.voice --rounds 0 --barge 5     # barge-in only
+    python -m bench.voice --variant window_margin_s=none --variant hands_free:window_margin_s=none  # 30-s passes beside
 """
 
 from __future__ import annotations
@@ -104,12 +105,16 @@ def main(argv: list[str] | None = None) -> int:
         "--variant",
         action="append",
         default=[],
-        metavar="KEY=VALUE[,KEY=VALUE]",
-        help="also push-to-talk with these speech.streaming settings, side by side (e.g. partial_model=tiny.en)",
+        metavar="[MODE:]KEY=VALUE[,KEY=VALUE]",
+        help="also push-to-talk (or MODE: hands_free) with these speech.streaming settings, side by side "
+        "(e.g. partial_model=tiny.en, hands_free:window_margin_s=none)",
     )
     ap.add_argument("--cpu-threads", type=int, default=None, help="speech.cpu_threads of the main model")
     args = ap.parse_args(argv)
-    variants = {f"push_to_talk[{v}]": _settings(v) for v in args.variant}
+    variants = {}
+    for v in args.variant:  # "[MODE:]KEY=VALUE,…": push-to-talk unless a mode is named
+        mode, _, text = v.rpartition(":") if v.split("=", 1)[0].count(":") else ("", "", v)
+        variants[f"{mode or 'push_to_talk'}[{text}]"] = _settings(text)
     modes = (*MODES, *variants)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 

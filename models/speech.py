@@ -20,6 +20,7 @@ import numpy as np
 from models import audio as audio_io
 from models.runtime.errors import HarkError, ModelLoadError
 from models.settings import SpeechSettings
+from models.short_window import decode_short
 from models.weights import whisper_model
 
 if TYPE_CHECKING:
@@ -253,13 +254,20 @@ class Transcriber:
             avg_logprob=logprob, no_speech_prob=no_speech,
         )  # fmt: skip
 
-    def decode(self, samples: np.ndarray, prefix: str | None = None) -> Decoded:
+    def decode(self, samples: np.ndarray, prefix: str | None = None, margin_s: float | None = None) -> Decoded:
         """One recognition pass over 16 kHz mono float32 `samples`, with the settings of `transcribe`
         but no input checks (a live stream calls it on its growing buffer). `prefix` is text the
-        decoder takes as already said: it generates only what follows (the result includes it)."""
+        decoder takes as already said: it generates only what follows (the result includes it).
+        `margin_s`: the encoder's window cut to the clip plus this margin (`models.short_window`),
+        the full window when that pass is refused."""
         model = self._load()
         s = self.settings
         t0 = time.perf_counter()
+        if margin_s is not None:
+            short = decode_short(model, samples, s.language, s.beam_size, s.vad_filter, prefix, margin_s)
+            if short is not None:
+                return Decoded(short.text, time.perf_counter() - t0, short.avg_logprob, short.no_speech_prob,
+                               short.speech_seconds)
         try:
             segments, info = model.transcribe(
                 samples,

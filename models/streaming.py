@@ -267,7 +267,7 @@ class StreamingTranscriber:
                 speech_end = self._speech_end() / RATE
             started = time.time()
             try:
-                result = model.decode(audio)
+                result = model.decode(audio, margin_s=self.settings.window_margin_s)
             except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
                 log.warning("streaming pass failed: %s", exc)
                 with self._cond:
@@ -377,10 +377,11 @@ class StreamingTranscriber:
             # with the committed words forced as a prefix the release pass drops words (LibriVox WER
             # 1.4 → 7.0 %), so the main model decodes the whole utterance; only a separate tail model
             # decodes after the committed prefix
+            window = self.settings.window_margin_s
             if committed and (self.tail is not None or self.settings.prefix_at_release):
-                decoded, mode = (self.tail or self.transcriber).decode(audio, prefix=committed), "tail"
+                decoded, mode = (self.tail or self.transcriber).decode(audio, committed, window), "tail"
             else:
-                decoded, mode = self.transcriber.decode(audio, prefix=None), "full"
+                decoded, mode = self.transcriber.decode(audio, None, window), "full"
             with self._cond:
                 self._timeline.append(PassMark("final", started, time.time(), duration, speech_end / RATE))
         text = decoded.text.strip()

@@ -23,6 +23,8 @@ import subprocess
 import threading
 import time
 import wave
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,6 +44,10 @@ _POS_CHARACTER = 1
 _PARAM_RATE = 1
 _PARAM_WORDGAP = 7
 ESPEAK_RATE = 22050  # eSpeak NG always synthesises at this rate
+# short texts spoken again are not synthesised again (the "not known" answer, prepared at warm-up,
+# a greeting): their audio is ready at once, ~0.25-0.4 s sooner on two cores
+KEPT_PHRASES = 32
+KEPT_CHARS = 160
 _SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
 
 
@@ -193,6 +199,8 @@ class Synthesiser:
         self._piper_reason = ""  # why Piper is not used ("" while it is, or not tried yet)
         self._piper_warned = False
         self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str | None], Spoken] = OrderedDict()
+        self._kept_lock = threading.Lock()
 
     @property
     def engine_name(self) -> str:
@@ -206,10 +214,13 @@ class Synthesiser:
             return False
         return True
 
-    def warm_up(self) -> None:
-        """Load the voice and speak one word, so the first answer does not pay for it."""
+    def warm_up(self, phrases: Iterable[str] = ()) -> None:
+        """Load the voice and speak one word, so the first answer does not pay for it; `phrases`
+        (texts often said, e.g. the "not known" answer's pieces) are rendered now and kept."""
         t0 = time.perf_counter()
         spoken = self.render("Hello.")
+        for text in phrases:
+            self.render(text)
         log.debug("speech synthesis warmed up in %.2f s (%s)", time.perf_counter() - t0, spoken.voice)
 
     # --- engines -------------------------------------------------------------------------------
@@ -265,7 +276,24 @@ class Synthesiser:
     # --- speaking ------------------------------------------------------------------------------
     def render(self, text: str, language: str | None = None) -> Spoken:
         """One text → its audio and the voice that spoke. `language` (e.g. "de") picks eSpeak NG's
-        voice of that language when the Piper voice does not speak it."""
+        voice of that language when the Piper voice does not speak it. A short text said before
+        comes from the kept ones (its samples are read-only)."""
+        key = (text, language)
+        with self._kept_lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+                return kept
+        spoken = self._render(text, language)
+        if len(text) <= KEPT_CHARS and len(spoken.samples):
+            spoken.samples.setflags(write=False)
+            with self._kept_lock:
+                self._kept[key] = spoken
+                while len(self._kept) > KEPT_PHRASES:
+                    self._kept.popitem(last=False)
+        return spoken
+
+    def _render(self, text: str, language: str | None) -> Spoken:
         engine = self._engine_for(language)
         if not text.strip():
             rate = engine.sample_rate if isinstance(engine, PiperEngine) else ESPEAK_RATE

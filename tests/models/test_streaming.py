@@ -139,9 +139,9 @@ class _Counted(Transcriber):
         super().__init__(SpeechSettings(model="tiny.en"))
         self.passes = 0
 
-    def decode(self, samples, prefix=None):
+    def decode(self, samples, prefix=None, margin_s=None):
         self.passes += 1
-        return super().decode(samples, prefix)
+        return super().decode(samples, prefix, margin_s)
 
 
 def test_partial_model_speaks_live_and_the_main_model_gives_the_transcript():
@@ -175,10 +175,10 @@ class _Timed:
         self.started: list[float] = []
         self.ended: list[float] = []
 
-    def decode(self, samples, prefix=None):
+    def decode(self, samples, prefix=None, margin_s=None):
         self.started.append(time.monotonic())
         try:
-            return self.model.decode(samples, prefix)
+            return self.model.decode(samples, prefix, margin_s)
         finally:
             self.ended.append(time.monotonic())
 
@@ -215,4 +215,5 @@ def test_the_pass_in_the_pause_follows_a_running_partial_pass():
     result = st.finish()
     assert result.final_pass == "none", result.timeline  # the pass in the pause was the transcript
     assert [m.kind for m in result.timeline if m.kind != "partial"] == ["pause"]
-    assert result.text == main.model.decode(np.concatenate([samples, _silence(0.3)])).text
+    margin = StreamingSettings().window_margin_s  # the stream's passes, the same window
+    assert result.text == main.model.decode(np.concatenate([samples, _silence(0.3)]), margin_s=margin).text

@@ -195,3 +195,22 @@ def test_piper_not_installed_speaks_with_espeak_in_a_fresh_process():
     assert lines == [
         "WARNING speech synthesis: Piper unavailable (the piper-tts package is not installed (piper)); using eSpeak NG"
     ]
+
+
+def test_a_phrase_said_before_is_not_synthesised_again():
+    synth = Synthesiser(TTSSettings(engine="piper"))
+    synth.warm_up(["I'm sorry, that information is not known to me."])
+    calls = []
+    piper = synth._get_piper()
+    original = piper.synthesise
+    piper.synthesise = lambda text: calls.append(text) or original(text)  # count the real syntheses
+    kept = synth.render("I'm sorry, that information is not known to me.")
+    assert calls == [] and kept.voice.startswith("Piper") and len(kept.samples) > 10000
+    assert not kept.samples.flags.writeable  # shared between answers: nobody changes it
+    first = synth.render("The notice period is two months.")
+    again = synth.render("The notice period is two months.")
+    assert calls == ["The notice period is two months."] and again is first
+    long = "This sentence is far too long to keep. " * 6
+    synth.render(long)
+    synth.render(long)
+    assert calls.count(long) == 2  # a long answer sentence is rarely said again: not kept
