@@ -23,7 +23,6 @@ import subprocess
 import threading
 import time
 import wave
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -44,10 +43,6 @@ _POS_CHARACTER = 1
 _PARAM_RATE = 1
 _PARAM_WORDGAP = 7
 ESPEAK_RATE = 22050  # eSpeak NG always synthesises at this rate
-# short texts spoken again are not synthesised again (the "not known" answer, prepared at warm-up,
-# a greeting): their audio is ready at once, ~0.25-0.4 s sooner on two cores
-KEPT_PHRASES = 32
-KEPT_CHARS = 160
 _SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
 
 
@@ -199,8 +194,9 @@ class Synthesiser:
         self._piper_reason = ""  # why Piper is not used ("" while it is, or not tried yet)
         self._piper_warned = False
         self._lock = threading.Lock()
-        self._kept: OrderedDict[tuple[str, str | None], Spoken] = OrderedDict()
-        self._kept_lock = threading.Lock()
+        # the audio of texts said often (the "not known" answer), rendered at warm-up: heard at once,
+        # ~0.25-0.4 s sooner than synthesised on two cores
+        self._kept: dict[tuple[str, str | None], Spoken] = {}
 
     @property
     def engine_name(self) -> str:
@@ -220,7 +216,9 @@ class Synthesiser:
         t0 = time.perf_counter()
         spoken = self.render("Hello.")
         for text in phrases:
-            self.render(text)
+            kept = self.render(text)
+            kept.samples.setflags(write=False)  # shared by every answer that says it
+            self._kept[(text, None)] = kept
         log.debug("speech synthesis warmed up in %.2f s (%s)", time.perf_counter() - t0, spoken.voice)
 
     # --- engines -------------------------------------------------------------------------------
@@ -276,22 +274,10 @@ class Synthesiser:
     # --- speaking ------------------------------------------------------------------------------
     def render(self, text: str, language: str | None = None) -> Spoken:
         """One text → its audio and the voice that spoke. `language` (e.g. "de") picks eSpeak NG's
-        voice of that language when the Piper voice does not speak it. A short text said before
-        comes from the kept ones (its samples are read-only)."""
-        key = (text, language)
-        with self._kept_lock:
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
-                return kept
-        spoken = self._render(text, language)
-        if len(text) <= KEPT_CHARS and len(spoken.samples):
-            spoken.samples.setflags(write=False)
-            with self._kept_lock:
-                self._kept[key] = spoken
-                while len(self._kept) > KEPT_PHRASES:
-                    self._kept.popitem(last=False)
-        return spoken
+        voice of that language when the Piper voice does not speak it. A phrase of `warm_up` comes
+        as it was rendered then (its samples are read-only)."""
+        kept = self._kept.get((text, language))
+        return kept if kept is not None else self._render(text, language)
 
     def _render(self, text: str, language: str | None) -> Spoken:
         engine = self._engine_for(language)
