@@ -4,7 +4,7 @@ faster-whisper pads every clip's features to Whisper's 30-second window, so the 
 same for a 3-second question as for 30 seconds of speech, and the decoder's cross-attention reads
 all 1500 positions. CTranslate2's encoder takes a shorter input: the clip's frames plus a margin
 of padding (`margin_s`, rounded up to whole seconds) give the same words in a fraction of the
-time (`bench/stt.py --window`). Whisper was trained on the whole window, so a pass whose text
+time (`bench/window.py`). Whisper was trained on the whole window, so a pass whose text
 looks wrong by faster-whisper's own fallback rules (compression ratio above 2.4: a repetition
 loop; average log-probability below -1.0) is not used: `decode_short` returns None and the caller
 makes the standard pass. So does a clip too long for the cut to pay, a model without a known
@@ -30,6 +30,8 @@ FRAMES_PER_SECOND = 100  # log-Mel frames (hop of 160 samples)
 WINDOW_FRAMES = 3000  # Whisper's 30 seconds
 COMPRESSION_MAX = 2.4  # faster-whisper's fallback thresholds
 LOGPROB_MIN = -1.0
+MAX_NEW_TOKENS = 20  # and TOKENS_PER_SECOND of speech: the most a cut pass may write
+TOKENS_PER_SECOND = 12
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s) -
         encoded,
         [prompt],
         beam_size=beam_size,
-        max_length=model.max_length,
+        # a loop (the cut window's failure) stops early: speech holds ~3-5 tokens a second
+        max_length=min(model.max_length, len(prompt) + MAX_NEW_TOKENS + int(TOKENS_PER_SECOND * speech)),
         return_scores=True,
         return_no_speech_prob=True,
         suppress_blank=True,
