@@ -21,10 +21,12 @@ _MD_EMPHASIS = re.compile(r"\*{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~|`+")
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _HTML = re.compile(r"<[^>\n]{1,40}>")
 # "<base>", "<title name>": a manual's name for a value, read as its words; an HTML tag is not read
-_PLACEHOLDER = re.compile(r"<([a-z][a-z0-9_ -]{0,30})>")
+_PLACEHOLDER = re.compile(r"(?<![\w<])<([a-z][a-z0-9_ -]{0,30})>")
 _HTML_TAGS = frozenset(
-    "a abbr b big blockquote body br center code dd div dl dt em font h1 h2 h3 h4 h5 h6 head hr html i img "
-    "li ol p pre s small span strike strong sub sup table tbody td th thead tr tt u ul".split()
+    "a abbr article b big blockquote body br button caption center cite code col dd del details div dl dt "
+    "em figcaption figure font footer form h1 h2 h3 h4 h5 h6 head header hr html i img input ins kbd label "
+    "li main mark nav nobr ol option p pre q s samp script section select small span strike strong style "
+    "sub summary sup table tbody td tfoot th thead tr tt u ul var wbr".split()
 )
 
 
@@ -39,8 +41,8 @@ def clean(text: str) -> str:
     t = _CITATION.sub("", text)
     t = _MD_LINK.sub(r"\1", t)
     t = _URL.sub(lambda m: "the link" + _trailing_punct(m.group()), t)
-    t = _PLACEHOLDER.sub(lambda m: m.group() if m.group(1) in _HTML_TAGS else m.group(1).replace("_", " "), t)
-    t = _HTML.sub("", t)
+    t = _PLACEHOLDER.sub(lambda m: m.group() if m.group(1).split()[0] in _HTML_TAGS else m.group(1).replace("_", " "), t)
+    t = _HTML.sub(" ", t)
     t = _MD_LINE_START.sub("", t)
     t = _MD_EMPHASIS.sub("", t)
     t = t.replace("|", ", ").replace("#", " ")

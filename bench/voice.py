@@ -113,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     variants = {}
     for v in args.variant:  # "[MODE:]KEY=VALUE,…": push-to-talk unless a mode is named
-        mode, _, text = v.rpartition(":") if v.split("=", 1)[0].count(":") else ("", "", v)
+        mode, _, text = v.partition(":") if ":" in v.split("=", 1)[0] else ("", "", v)
+        if mode not in ("", *MODES[:2]):
+            raise SystemExit(f"--variant {v}: the mode is push_to_talk or hands_free")
         variants[f"{mode or 'push_to_talk'}[{text}]"] = _settings(text)
     modes = (*MODES, *variants)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

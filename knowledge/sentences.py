@@ -16,7 +16,7 @@ import re
 _SENT_SPLIT = re.compile(
     r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9ÄÖÜÀ-ÝĀ-Ž]|<[a-z][\w -]*>)|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
-_PLACEHOLDER = re.compile(r"<[a-z][\w -]*>")  # "<base>", "<axes>": a manual's name for a value
+_LATIN_END = re.compile(r"\b(?:e\.g|i\.e|cf|viz)\.$")  # "e.g. <n> is …": the sentence goes on
 _ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a manual's attribute line
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
@@ -42,17 +42,24 @@ def split_sentences(text: str) -> list[str]:
     pos = 0
     for m in _SENT_SPLIT.finditer(text):
         piece, pos = text[pos : m.start()], m.end()
-        if parts and "\n" not in parts[-1][1] and _ABBREV_END.search(parts[-1][0].rstrip()):
+        if parts and "\n" not in parts[-1][1] and _joins(parts[-1][0], piece):
             parts[-1] = (parts[-1][0] + parts[-1][1] + piece, m.group())
         else:
             parts.append((piece, m.group()))
     tail = text[pos:]
-    if parts and "\n" not in parts[-1][1] and _ABBREV_END.search(parts[-1][0].rstrip()):
+    if parts and "\n" not in parts[-1][1] and _joins(parts[-1][0], tail):
         parts[-1] = (parts[-1][0] + parts[-1][1] + tail, "")
     else:
         parts.append((tail, ""))
     stripped = (p.strip() for p, _ in parts)
     return [p for p in stripped if len(p) >= 3]
+
+
+def _joins(before: str, piece: str) -> bool:
+    """The cut before `piece` ends no sentence: after an initial or a title, or a placeholder after
+    "e.g." ("e.g. <n> is the count")."""
+    head = before.rstrip()
+    return bool(_ABBREV_END.search(head)) or (piece.startswith("<") and _LATIN_END.search(head) is not None)
 
 
 def ends_sentence(text: str) -> bool:
@@ -131,4 +138,5 @@ def _next_starts(words: list[str], i: int) -> bool:
     if i + 1 >= len(words):
         return True
     nxt = words[i + 1].lstrip("\"'“‘([")
-    return bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit() or _PLACEHOLDER.match(nxt) is not None)
+    placeholder = re.match(r"<[a-z]", nxt) is not None and not _LATIN_END.search(words[i])
+    return bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit() or placeholder)

@@ -4,15 +4,16 @@ faster-whisper pads every clip's features to Whisper's 30-second window, so the 
 same for a 3-second question as for 30 seconds of speech, and the decoder's cross-attention reads
 all 1500 positions. CTranslate2's encoder takes a shorter input: the clip's frames plus a margin
 of padding (`margin_s`, rounded up to whole seconds) give the same words in a fraction of the
-time (`bench/window.py`). Whisper was trained on the whole window, so a pass whose text
-looks wrong by faster-whisper's own fallback rules (compression ratio above 2.4: a repetition
-loop; average log-probability below -1.0) is not used: `decode_short` returns None and the caller
-makes the standard pass. So does a clip too long for the cut to pay, a model without a known
-language, or an error in the cut path.
+time (`bench/window.py`). Whisper was trained on the whole window, so a pass whose text looks
+wrong by faster-whisper's own fallback rules (compression ratio above 2.4: a repetition loop;
+average log-probability below -1.0) is not used: `decode_short` returns None and the caller makes
+the standard pass. So it does for a pass writing more tokens than its speech can hold (a loop,
+stopped at twice that), an empty text where the VAD kept speech, a clip too long for the cut to
+pay, a multilingual model without a configured language, or an error in the cut path.
 
 The pass mirrors the standard one's settings: the Silero VAD filter (faster-whisper's own
-`get_speech_timestamps` and `collect_chunks`), greedy or beam search, no timestamps, the same
-suppressed tokens, and an optional `prefix` the decoder takes as already said.
+`get_speech_timestamps` and `collect_chunks`), greedy or beam search, the same suppressed tokens,
+and an optional `prefix` the decoder takes as already said; always without timestamps.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ COMPRESSION_MAX = 2.4  # faster-whisper's fallback thresholds
 LOGPROB_MIN = -1.0
 MAX_NEW_TOKENS = 20  # and TOKENS_PER_SECOND of speech: the most a cut pass may write
 TOKENS_PER_SECOND = 12
+HEARD_S = 0.3  # speech the VAD kept for an empty text to be doubted
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ def decode_short(
 ) -> ShortPass | None:
     """One pass of a faster-whisper `WhisperModel` over 16 kHz mono float32 `samples` with a cut
     window; None when the standard pass should be made instead (see the module's text)."""
+    language = language or ("en" if not model.model.is_multilingual else None)  # tiny.en speaks English
     if not language or len(samples) > max_seconds * RATE:
         return None
     try:
@@ -91,12 +94,14 @@ def _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s) -
     encoded = model.model.encode(ctranslate2.StorageView.from_array(padded), to_cpu=False)
     tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
     prompt = model.get_prompt(tokenizer, [], without_timestamps=True, prefix=prefix)
+    forced = len(prompt) - len(model.get_prompt(tokenizer, [], without_timestamps=True))  # the prefix's tokens
+    budget = MAX_NEW_TOKENS + int(TOKENS_PER_SECOND * speech)
     result = model.model.generate(
         encoded,
         [prompt],
         beam_size=beam_size,
         # a loop (the cut window's failure) stops early: speech holds ~3-5 tokens a second
-        max_length=min(model.max_length, len(prompt) + MAX_NEW_TOKENS + int(TOKENS_PER_SECOND * speech)),
+        max_length=min(model.max_length, len(prompt) + 2 * budget),
         return_scores=True,
         return_no_speech_prob=True,
         suppress_blank=True,
@@ -105,9 +110,15 @@ def _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s) -
     tokens = result.sequences_ids[0]
     avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # as faster-whisper recovers it
     text = tokenizer.decode(tokens).strip()  # the prefix's tokens included, as in the standard pass
-    if not text:
+    if not text and speech < HEARD_S:
         return ShortPass("", None, float(result.no_speech_prob), speech, n)
-    if get_compression_ratio(text) > COMPRESSION_MAX or avg_logprob < LOGPROB_MIN:
+    written = len(tokens) - forced
+    if (
+        not text  # the VAD kept speech and the cut pass heard none: the full window may
+        or written > budget  # more words than the speech can hold: a loop
+        or get_compression_ratio(text) > COMPRESSION_MAX
+        or avg_logprob < LOGPROB_MIN
+    ):
         log.debug("short-window pass rejected (%r, log-prob %.2f)", text[:60], avg_logprob)
         return None
     return ShortPass(text, float(avg_logprob), float(result.no_speech_prob), speech, n)

@@ -69,6 +69,7 @@ def test_a_placeholder_opens_a_sentence_and_the_answer_reads_it():
     )
     kept = whole_sentences(text)
     assert "<base> is the base of the log scaling (default is base 10)." in kept
+    assert whole_sentences("Pass a value, e.g. <n> is the count. It ends.") == ["Pass a value, e.g. <n> is the count.", "It ends."]
     assert not any(s.startswith("where ") or s.endswith("in any order. <base> is the base") for s in kept)
     answer = ExtractiveAnswerer().answer("What does set logscale do?", [_hit(text, "gnuplot.pdf")])
     assert "base of the log scaling" in answer, answer

@@ -20,6 +20,7 @@ from assistant.speech_text import clean, for_speech, normalise, year_words
         ("**Bold** and `code` <b>html</b>", "Bold and code html"),
         ("<base> is the base of the log scaling [1].<br>", "base is the base of the log scaling."),
         ('Set <title name> in <div class="x">the window</div>.', "Set title name in the window."),
+        ("Press <kbd>Ctrl</kbd> for a List<string>.", "Press Ctrl for a List."),
     ],
 )
 def test_never_read_aloud(text, spoken):

@@ -32,11 +32,25 @@ def test_a_cut_pass_hears_what_the_full_pass_hears():
         cut.append(short.text)
         full.append(tr.decode(samples).text)  # the standard pass
     assert wer(refs, cut) <= wer(refs, full) + 0.02, (cut, full)
-    # through the recogniser's own entry point, with the committed words forced as the prefix
+    # with the committed words forced as the prefix: the text holds them once, then the rest
     samples = audio_io.load(librivox_clips()[0].path).samples
-    decoded = tr.decode(samples, prefix="And Mr. John Dashwood", margin_s=10.0)
-    assert decoded.text.lower().startswith("and mr. john dashwood had then leisure")
-    assert decoded.text.lower().count("dashwood") == 1
+    short = decode_short(model, samples, "en", prefix="And Mr. John Dashwood", margin_s=10.0)
+    assert short is not None, "the cut pass was refused"
+    assert short.text.lower().startswith("and mr. john dashwood had then leisure")
+    assert short.text.lower().count("dashwood") == 1
+    assert tr.decode(samples, prefix="And Mr. John Dashwood", margin_s=10.0).text == short.text
+
+
+def test_a_pass_writing_more_than_its_speech_holds_is_refused(monkeypatch):
+    """A loop writes more tokens than the speech can hold: such a pass goes to the full window."""
+    import models.short_window as sw
+
+    model = shared_transcriber("tiny.en")._load()
+    samples = audio_io.load(librivox_clips()[0].path).samples  # ~25 tokens of speech
+    assert decode_short(model, samples, "en") is not None
+    monkeypatch.setattr(sw, "MAX_NEW_TOKENS", 6)
+    monkeypatch.setattr(sw, "TOKENS_PER_SECOND", 0)
+    assert decode_short(model, samples, "en") is None
 
 
 def test_silence_a_long_clip_or_no_language_are_not_cut():
@@ -45,4 +59,6 @@ def test_silence_a_long_clip_or_no_language_are_not_cut():
     assert quiet is not None and quiet.text == "" and quiet.frames == 0  # the VAD kept nothing
     long = np.tile(audio_io.load(librivox_clips()[0].path).samples, 4)  # ~28 s
     assert decode_short(model, long, "en", max_seconds=20.0) is None  # the standard pass instead
-    assert decode_short(model, long[: RATE * 3], None) is None  # the language is detected by the full pass
+    base = shared_transcriber("base")._load()  # multilingual: the full pass detects the language
+    assert decode_short(base, long[: RATE * 3], None) is None
+    assert decode_short(model, long[: RATE * 3], None) is not None  # tiny.en speaks English
