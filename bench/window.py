@@ -125,12 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         p50, mean = 1000 * statistics.median(times[m]), 1000 * statistics.fmean(times[m])
         summary[label[m]] = {"wer": {**per, "all": every}, "p50_ms": p50, "mean_ms": mean}
         print(f"{label[m]:12}" + "".join(f"{per[g]:14.2f}" for g in refs) + f"{every:8.2f}{p50:9.0f}{mean:9.0f}")
+    widest = margins[-1]  # the clips whose words the last margin changed
     changed = [
-        (g, refs[g][i], hyps[g][None][i], hyps[g][m][i])
-        for m in margins[1:]
+        (g, refs[g][i], hyps[g][None][i], hyps[g][widest][i])
         for g in refs
         for i in range(len(refs[g]))
-        if hyps[g][m][i] != hyps[g][None][i] and m == margins[-1]
+        if hyps[g][widest][i] != hyps[g][None][i]
     ]
     for g, ref, full, cut in changed[:15]:
         print(f"  {g}: «{ref}»\n    full «{full}»\n    cut  «{cut}»")

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.audio import TARGET_RATE as RATE
+
 log = logging.getLogger(__name__)
 
-RATE = 16000
 FRAMES_PER_SECOND = 100  # log-Mel frames (hop of 160 samples)
 WINDOW_FRAMES = 3000  # Whisper's 30 seconds
 COMPRESSION_MAX = 2.4  # faster-whisper's fallback thresholds
