@@ -24,6 +24,7 @@ from assistant.listening import Listening
 from assistant.llm.base import Message
 from assistant.memory import Exchange
 from assistant.session import Session
+from assistant.speculation import conversation_key
 from assistant.turn import Turn
 from assistant.watch import FolderWatcher
 from models.runtime.errors import HarkError
@@ -107,7 +108,21 @@ class Assistant:
     def respond(
         self, session: Session, user_input: str | AudioInput, cancel: threading.Event | None = None
     ) -> Iterator[Event]:
-        """One turn: Transcript?, IntentEvent, Rewritten?, Sources?, Token*, Notice*, then Done."""
+        """One turn: Transcript?, IntentEvent, Rewritten?, Sources?, Token*, Notice*, then Done.
+
+        A spoken turn whose words were run ahead while the user paused (`assistant.speculation`) is
+        that turn, adopted: its events so far at once, then the rest."""
+        ahead = session.take_ahead()
+        if ahead is not None:
+            if ahead.matches(user_input, conversation_key(session)):
+                event = session.begin_turn(ahead.cancel)
+                session.put_spoken(ahead.first_piece)
+                try:
+                    yield from ahead.adopt(cancel)
+                finally:
+                    session.end_turn(event)
+                return
+            ahead.drop()
         event = session.begin_turn(cancel)
         try:
             yield from Turn(self.parts, session, event).run(user_input)
@@ -310,8 +325,15 @@ class Assistant:
                 self.library_changed(refresh=False)
 
     # ---- speech out -------------------------------------------------------------------------------
-    def synthesise(self, text: str) -> tuple[int, np.ndarray]:
-        """Speech for `text` → (sample_rate, int16 samples). Raises HarkError when unavailable."""
+    def synthesise(self, text: str, session: Session | None = None) -> tuple[int, np.ndarray]:
+        """Speech for `text` → (sample_rate, int16 samples). Raises HarkError when unavailable.
+        `session`: the first piece of its answer may have been synthesised while the user paused."""
+        ready = session.take_spoken(text) if session is not None else None
+        if ready is not None:
+            try:
+                return ready.result(timeout=60)
+            except Exception:  # noqa: BLE001 - cancelled or failed ahead: synthesised now (says why if it fails)
+                log.debug("the first piece synthesised ahead is unusable; synthesising it now")
         return self.parts.synthesiser.get().synthesise(text)
 
     def synthesiser(self) -> Any:

@@ -3,7 +3,9 @@ search, and barge-in (the user interrupting a spoken answer).
 
 `Listening.open(session)` gives a `models.streaming.StreamingTranscriber` on the shared speech
 model; each pass it makes in a pause of the speech starts the document search for those words
-(`Prefetcher.early`), so when the user releases with the same words the turn takes that search.
+(`Prefetcher.early`), so when the user releases with the same words the turn takes that search, and
+runs the whole turn ahead on them (`assistant.speculation`, `speech.streaming.preemptive`): when the
+user ends with those words the turn is adopted, when they speak on it is dropped (`resumed`).
 `heard(result)` turns its transcript into the `AudioInput` of the turn. `interrupt(session)` stops
 the running turn and marks the interrupted answer as cut off in the session's memory.
 """
@@ -16,10 +18,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from assistant.events import AudioInput, Streamed
+from assistant.speculation import PAID, Speculation, answers_locally, conversation_key, same_hearing
 
 if TYPE_CHECKING:
     from assistant.components import Components
     from assistant.session import Session
+    from models.speech import Decoded
     from models.streaming import StreamingTranscriber, StreamResult
 
 log = logging.getLogger(__name__)
@@ -73,20 +77,62 @@ class Listening:
         from models.streaming import StreamingTranscriber
 
         cfg = self.parts.cfg
-        early = None
-        if cfg.routing.prefetch_search and not getattr(session, "always_web_search", False):
-
-            def early(text: str) -> None:
-                self.parts.prefetcher.early(self.parts.retriever, text)
-
-        return StreamingTranscriber(
+        listener = StreamingTranscriber(
             transcriber,
             cfg.speech.streaming,
             tail=self._extra_model(cfg.speech.streaming.tail_model),
             partial=self._extra_model(cfg.speech.streaming.partial_model, cfg.speech.streaming.partial_threads),
-            on_hypothesis=early,
             max_seconds=cfg.speech.max_seconds,
         )
+
+        def paused(decoded: Decoded) -> None:  # each pass made in a pause of the speech
+            if cfg.routing.prefetch_search and not getattr(session, "always_web_search", False):
+                self.parts.prefetcher.early(self.parts.retriever, decoded.text)
+            if session is not None:
+                self.run_ahead(session, listener, decoded)
+
+        listener.on_hypothesis = paused
+        return listener
+
+    # ---- the turn run ahead -----------------------------------------------------------------------
+    def run_ahead(self, session: Session, owner: Any, decoded: Decoded) -> Speculation | None:
+        """Start the turn for `decoded` (a pass in a pause of utterance `owner`) now, to be adopted
+        when the utterance ends with these words; None when it is not run ahead: switched off, a
+        turn of the session is running (this speech may be a barge-in), or no words."""
+        from assistant.turn import Turn
+
+        mode = self.parts.cfg.speech.streaming.preemptive
+        text = decoded.text.strip()
+        if mode == "off" or session.busy or not any(ch.isalnum() for ch in text):
+            return None
+        heard = Streamed(text=text, seconds=0.0, duration=0.0, speech_seconds=decoded.speech_seconds,
+                         avg_logprob=decoded.avg_logprob, no_speech_prob=decoded.no_speech_prob)  # fmt: skip
+        key = conversation_key(session)
+        current = session.take_ahead(owner)
+        if current is not None and current.key == key and not current.failed and same_hearing(current.heard, heard):
+            session.put_ahead(current)  # the same words again: keep the one running
+            return current
+        if current is not None:
+            current.drop()
+        ahead = frozenset(PAID) if mode == "always" else frozenset({"llm"}) if answers_locally(self.parts) else frozenset()
+
+        def turn(cancel: threading.Event, gate: Any, commit: Any) -> Any:
+            return Turn(self.parts, session, cancel, gate, commit).run(AudioInput(streamed=heard))
+
+        synth = self.parts.synthesiser.peek() if session.speak_answers else None
+        speak = synth.synthesise if synth is not None else None
+        speculation = Speculation(turn, heard, owner, key, ahead, speak)
+        replaced = session.put_ahead(speculation)
+        if replaced is not None:  # another utterance's (abandoned)
+            replaced.drop()
+        return speculation
+
+    @staticmethod
+    def resumed(session: Session | None, owner: Any) -> None:
+        """The user speaks on in utterance `owner` (or abandoned it): its turn run ahead is dropped."""
+        found = session.take_ahead(owner) if session is not None else None
+        if found is not None:
+            found.drop()
 
     @staticmethod
     def heard(result: StreamResult) -> AudioInput:

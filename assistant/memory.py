@@ -154,6 +154,13 @@ class ConversationMemory:
         with self._lock:
             return self._exchanges[-1] if self._exchanges else None
 
+    def state_key(self) -> tuple:
+        """Everything a turn reads from the memory, as a comparable value (a turn run ahead is kept
+        only while it is unchanged: `assistant.speculation`)."""
+        with self._lock:
+            kept = tuple((ex.user, ex.assistant, ex.cut_off) for ex in self._exchanges)
+            return self._strategy, len(self._questions), self._summary, kept
+
     def history(self, budget: int | None = None) -> str:
         """The conversation so far as prompt text, within the token budget."""
         budget = self.token_budget if budget is None else budget

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from assistant.config import HarkConfig
 from assistant.memory import ConversationMemory, Exchange, Strategy, Summariser
@@ -28,6 +29,10 @@ class Session:
     turns: int = 0
     _cancel: threading.Event | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # the spoken turn run ahead of the user's last word (assistant.speculation.Speculation)
+    _ahead: Any = field(default=None, repr=False)
+    # the adopted turn's first piece of speech: (text, Future of (rate, samples)), synthesised ahead
+    _spoken: Any = field(default=None, repr=False)
 
     @classmethod
     def from_config(cls, cfg: HarkConfig, summariser: Summariser | None = None) -> Session:
@@ -75,6 +80,33 @@ class Session:
     def busy(self) -> bool:
         with self._lock:
             return self._cancel is not None
+
+    # ---- the turn run ahead (assistant.speculation) ------------------------------------------------
+    def put_ahead(self, speculation: Any) -> Any:
+        """Keep `speculation` as the turn run ahead; returns the one it replaces (to be dropped)."""
+        with self._lock:
+            old, self._ahead = self._ahead, speculation
+        return old
+
+    def take_ahead(self, owner: Any = None) -> Any:
+        """The turn run ahead, taken out (None when there is none, or when `owner` is given and it
+        belongs to another utterance)."""
+        with self._lock:
+            found = self._ahead
+            if found is None or (owner is not None and found.owner is not owner):
+                return None
+            self._ahead = None
+            return found
+
+    def put_spoken(self, piece: Any) -> None:
+        with self._lock:
+            self._spoken = piece
+
+    def take_spoken(self, text: str) -> Any:
+        """The audio Future synthesised ahead for `text`, once (None when there is none for it)."""
+        with self._lock:
+            piece, self._spoken = self._spoken, None
+        return piece[1] if piece is not None and piece[0] == text else None
 
     def remember(self, exchange: Exchange) -> None:
         self.memory.add(exchange)

@@ -43,6 +43,7 @@ class TurnState:
     answer_trace: dict[str, Any] = field(default_factory=dict)  # the answerer's (no keys)
     timings: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    ahead: bool = False  # run ahead of the user's last word, then adopted (assistant.speculation)
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -82,6 +83,8 @@ class TurnState:
         rec: dict[str, Any] = {"turn_id": self.turn_id, "session_id": self.session_id, "input": self.input}
         if self.audio_seconds is not None:
             rec["audio_seconds"] = self.audio_seconds
+        if self.ahead:
+            rec["ahead"] = True
         if self.persona is not None:
             rec["intent"] = {"label": self.intent, "confidence": 1.0, "source": "persona",
                              "topic": self.persona.topic}  # fmt: skip

@@ -17,7 +17,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 
 from assistant.answer import STOPPED, answer_turn
@@ -51,14 +51,28 @@ EMPTY = "Please type or say a question."
 
 
 class Turn:
-    """One running turn. Use `run()` once."""
+    """One running turn. Use `run()` once.
 
-    def __init__(self, parts: Components, session: Session, cancel: threading.Event) -> None:
+    A turn run ahead of the user's last word (`assistant.speculation`) passes `gate(kind)`, asked
+    before a paid call ("llm", "web"), and `commit()`, asked before the memory and the trace are
+    written; both may wait for the verdict, and False stops the call or the record."""
+
+    def __init__(
+        self,
+        parts: Components,
+        session: Session,
+        cancel: threading.Event,
+        gate: Callable[[str], bool] | None = None,
+        commit: Callable[[], bool] | None = None,
+    ) -> None:
         self.parts = parts
         self.cfg = parts.cfg
         self.session = session
         self.cancel = cancel
         self.state = TurnState(session_id=session.id)
+        self._gate = gate or (lambda kind: True)
+        self._commit = commit or (lambda: True)
+        self.state.ahead = commit is not None
 
     def run(self, user_input: str | AudioInput) -> Iterator[Event]:
         t0 = time.perf_counter()
@@ -80,7 +94,7 @@ class Turn:
             answer = Answer(text=NOT_KNOWN, provider="none", not_known=True)
         self.state.answer_trace = getattr(answer, "trace", None) or {}
         self.state.timings["total"] = ms_since(t0)
-        yield Done(answer=answer, trace=self._finish(answer))
+        yield Done(answer=answer, trace=self._finish(answer) if self._commit() else {})
 
     def _finish(self, answer: Answer) -> dict:
         st = self.state
@@ -175,7 +189,7 @@ class Turn:
             reply, provider = greeting_reply(text), "greeting"
         else:
             with self.state.timed("meta"):
-                complete = self.parts.complete if self.parts.llm_available() else None
+                complete = self._complete if self.parts.llm_available() else None
                 reply, provider = meta_reply(text, self.session.memory, complete)
         yield Token(reply)
         yield Answer(text=reply, provider=provider)
@@ -183,9 +197,13 @@ class Turn:
     def _rewrite(self, text: str) -> Question:
         if not self.cfg.routing.rewrite_follow_ups:
             return rewrite_question(text, self.session.memory, None)
-        rewriter = FollowUpRewriter(self.parts.complete, self.parts.llm_available)
+        rewriter = FollowUpRewriter(self._complete, self.parts.llm_available)
         with self.state.timed("rewrite"):
             return rewrite_question(text, self.session.memory, rewriter)
+
+    def _complete(self, messages: list, max_tokens: int = 256) -> str | None:
+        """A short LLM completion (rewrite, meta), once the gate lets it be paid for."""
+        return self.parts.complete(messages, max_tokens=max_tokens) if self._gate("llm") else None
 
     def _search_documents(self, search: DocumentSearch, query: str) -> Evidence:
         with self.state.timed("retrieve"):  # what the turn waited (a prefetch ran beside the intent)
@@ -213,7 +231,7 @@ class Turn:
     def _evidence(self, r: Route, question: Question, search: DocumentSearch) -> Iterator[Event]:
         """The web's evidence for a web route (when it has any), else the library's."""
         st = self.state
-        if r.label == "web_search":
+        if r.label == "web_search" and self._gate("web"):
             with st.timed("web"):
                 st.web = search_web(self.parts.websearch.get(), question.query)
             yield from _notices(st.web)
@@ -230,6 +248,8 @@ class Turn:
 
     def _answer(self, question: Question, evidence: Evidence) -> Iterator[Event | Answer]:
         t = time.perf_counter()
+        if evidence.relevant and self.parts.llm_available() and not self._gate("llm"):
+            self.cancel.set()  # dropped before its answer was paid for
         answerer = None if self.cancel.is_set() else self.parts.answerer.get_or_none()
         s = self.session
         for item in answer_turn(answerer, question.answered, evidence, s.memory.history(), profile=s.profile,

@@ -87,6 +87,11 @@ class StreamingSettings(_Strict):
     # resume_ms of quiet (a cough, a click)
     barge_hold_ms: float = Field(96.0, ge=0)
     resume_ms: float = Field(600.0, ge=0)
+    # run the turn ahead on the pass in the speech's pause, kept when the utterance ends with those
+    # words (assistant/speculation.py). auto: paid calls (a cloud LLM, the web search) wait for the
+    # end of the utterance, the rest (search, extractive answer, a local server's LLM) goes ahead;
+    # always: paid calls too (tokens are spent on words the user then goes on from); off
+    preemptive: Literal["auto", "always", "off"] = "auto"
 
 
 class SpeechSettings(_Strict):

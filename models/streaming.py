@@ -135,14 +135,14 @@ class StreamingTranscriber:
         settings: StreamingSettings,
         tail: Transcriber | None = None,
         partial: Transcriber | None = None,
-        on_hypothesis: Callable[[str], None] | None = None,
+        on_hypothesis: Callable[[Decoded], None] | None = None,
         max_seconds: float = 60.0,
     ) -> None:
         self.transcriber = transcriber
         self.settings = settings
         self.tail = tail
         self.partial = partial  # passes while the user speaks (None: the main model)
-        self.on_hypothesis = on_hypothesis  # called with the text of each pass made in a pause
+        self.on_hypothesis = on_hypothesis  # called with each pass made in a pause (its words and confidence)
         self.max_samples = int(max_seconds * RATE)
         self.vad = VoiceActivity(settings.vad_threshold, settings.min_speech_ms)
         self._parts: list[np.ndarray] = []
@@ -291,7 +291,7 @@ class StreamingTranscriber:
                 self._agree(result, end)
             if in_pause and result.text and self.on_hypothesis is not None:
                 try:
-                    self.on_hypothesis(result.text)
+                    self.on_hypothesis(result)
                 except Exception:  # noqa: BLE001 - a prefetch hook never breaks listening
                     log.warning("hypothesis hook failed", exc_info=True)
 

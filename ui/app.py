@@ -99,7 +99,10 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
 
     def speak(state: ChatState | None) -> None:
         if state is not None:  # the sentences go to the page through the tab's outbox
-            state.speech.speak_into(state.voice.outbox, assistant.synthesise, on_error=gr.Warning)
+            session = state.session  # its answer's first piece may be synthesised ahead (assistant.speculation)
+            state.speech.speak_into(
+                state.voice.outbox, lambda text: assistant.synthesise(text, session), on_error=gr.Warning
+            )
 
     def ask(text: str, state: ChatState | None):
         if not (text or "").strip():

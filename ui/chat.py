@@ -242,6 +242,8 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
         trace = event.trace if isinstance(event.trace, dict) else {}
         if "prefetched" in trace:  # bench.voice: the early search was taken, and the turn's timings
             turn.marks.update(prefetched=trace["prefetched"], timings_ms=trace.get("timings_ms", {}))
+        if trace:  # bench.voice: the turn was run ahead on the words of a pause and adopted
+            turn.marks["ahead"] = bool(trace.get("ahead", False))
         turn.view.answer = answer
         if turn.hits or answer.cited or answer.not_known:
             _render_evidence(turn, answer)

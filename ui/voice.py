@@ -143,6 +143,8 @@ class VoiceLoop:
                 listener.feed(samples, rate)
             except HarkError as exc:
                 log.warning("microphone chunk dropped: %s", exc.message)
+        if listener.vad.speaking:  # the user speaks on: a turn run ahead on a pause's words is void
+            self.assistant.listening.resumed(voice.session, listener)
         actions = self._barge_in(voice, listener)
         flags = {kind: kind in actions for kind in ("barge", "hold", "resume")}
         if end:
@@ -150,6 +152,7 @@ class VoiceLoop:
                 with voice.lock:
                     if voice.listener is listener:
                         voice.listener = None
+                self.assistant.listening.resumed(voice.session, listener)
                 listener.close()
                 return ChunkReply()
             with voice.lock:
@@ -172,7 +175,9 @@ class VoiceLoop:
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:
-            voice.listener.close()  # an abandoned recording
+            if voice.listener not in voice.ended:  # abandoned: its turn run ahead is void
+                self.assistant.listening.resumed(voice.session, voice.listener)
+            voice.listener.close()  # an abandoned recording, or one that ended (its passes stop)
         voice.listener = self.assistant.listening.open(voice.session)
         voice.utterance = utterance
         voice.barged = False

@@ -53,6 +53,9 @@ class _Listening:
     def interrupt(self, session) -> None:
         self.interrupted += 1
 
+    def resumed(self, session, owner) -> None:
+        pass
+
 
 def _wav(path) -> np.ndarray:
     with wave.open(str(path)) as w:
