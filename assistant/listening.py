@@ -105,8 +105,9 @@ class Listening:
         text = decoded.text.strip()
         if mode == "off" or session.busy or not any(ch.isalnum() for ch in text):
             return None
-        heard = Streamed(text=text, seconds=0.0, duration=0.0, speech_seconds=decoded.speech_seconds,
-                         avg_logprob=decoded.avg_logprob, no_speech_prob=decoded.no_speech_prob)  # fmt: skip
+        heard = Streamed(text=text, seconds=0.0, duration=float(getattr(owner, "seconds", 0.0)),
+                         speech_seconds=decoded.speech_seconds, avg_logprob=decoded.avg_logprob,
+                         no_speech_prob=decoded.no_speech_prob)  # fmt: skip
         key = conversation_key(session)
         current = session.take_ahead(owner)
         if current is not None and current.key == key and not current.failed and same_hearing(current.heard, heard):

@@ -84,6 +84,10 @@ def _settings(text: str) -> dict:
     return {k: getattr(typed, k) for k in raw}
 
 
+def _p50(values: list[float]) -> int | str:
+    return round(statistics.median(values)) if values else "—"
+
+
 def _stages(runs: list[dict]) -> dict[str, int]:
     """p50 of each stage's time over the runs that reached it."""
     out = {}
@@ -163,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                                 f"{rnd + 1}.{n + 1} {mode:22} transcript {r['transcript_ms']:6.0f} ms  first text "
                                 f"{r['first_text_ms']:6.0f} ms  first audio {r['first_audio_ms']:6.0f} ms  "
                                 f"«{r['heard']}»\n      stages " + " ".join(f"{k} {v}" for k, v in r["stages_ms"].items())
-                                + f" (pass at release: {r['final_pass'] or '—'}; search prefetched: {r['prefetched']})"
+                                + f" (pass at release: {r['final_pass'] or '—'}; search prefetched: {r['prefetched']};"
+                                + f" run ahead: {r['ahead']})"
                                 + "\n      turn ms " + " ".join(f"{k} {v:.0f}" for k, v in r["timings_ms"].items())
                                 + ("\n      passes " + ", ".join(r["passes"]) if r["passes"] else ""),
                                 flush=True,
@@ -206,13 +211,17 @@ def main(argv: list[str] | None = None) -> int:
                 "release_to_first_audio_ms_p50": p50(mode, "first_audio_ms"),
                 "hark_share_first_audio_ms_p50": p50(mode, "share_ms"),
                 "turns_asking_the_llm": sum(r["asked_llm"] for r in results[mode]),
+                "hark_share_llm_turns_ms_p50": _p50([r["share_ms"] for r in results[mode] if r["asked_llm"]]),
+                "hark_share_not_known_turns_ms_p50": _p50([r["share_ms"] for r in results[mode] if not r["asked_llm"]]),
+                "turns_run_ahead": sum(r["ahead"] for r in results[mode]),
                 "first_text_to_first_audio_ms_p50": round(
                     statistics.median(r["first_audio_ms"] - r["first_text_ms"] for r in results[mode])
                 ),
                 "wer": round(100 * wer(refs[mode], [r["heard"] for r in results[mode]]), 2),
                 "stages_ms_p50": _stages(results[mode]),
                 "runs": [
-                    {"stages_ms": r["stages_ms"], "final_pass": r["final_pass"], "asked_llm": r["asked_llm"]}
+                    {"stages_ms": r["stages_ms"], "final_pass": r["final_pass"], "asked_llm": r["asked_llm"],
+                     "ahead": r["ahead"], "share_ms": round(r["share_ms"])}
                     for r in results[mode]
                 ],
             }
@@ -223,15 +232,17 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(
             f"{'p50 ms (from release / end of speech)':26} {'transcript':>10} {'first text':>10} {'first audio':>11} "
-            f"{'Hark share':>10} {'vs whole':>8} {'text→audio':>10} {'WER %':>6}"
+            f"{'Hark share':>10} {'LLM turns':>9} {'not known':>9} {'ahead':>5} {'vs whole':>8} {'text→audio':>10} "
+            f"{'WER %':>6}"
         )
         for mode in modes:
             s = summary[mode]
             ratio = whole / max(1, s["hark_share_first_audio_ms_p50"])
             print(
                 f"{mode:26} {s['release_to_transcript_ms_p50']:10} {s['release_to_first_text_ms_p50']:10} "
-                f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10} {ratio:7.2f}× "
-                f"{s['first_text_to_first_audio_ms_p50']:10} {s['wer']:6.2f}"
+                f"{s['release_to_first_audio_ms_p50']:11} {s['hark_share_first_audio_ms_p50']:10} "
+                f"{s['hark_share_llm_turns_ms_p50']:9} {s['hark_share_not_known_turns_ms_p50']:9} "
+                f"{s['turns_run_ahead']:5} {ratio:7.2f}× {s['first_text_to_first_audio_ms_p50']:10} {s['wer']:6.2f}"
             )
         print()
         print("where the time goes, p50 ms from release (hands-free: end of speech) to each stage:")

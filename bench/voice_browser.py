@@ -132,6 +132,7 @@ def one_turn(browser, url: str, mode: str, clip_s: float, speech_end: float, loo
     voice = loop.find(token) if loop is not None else None
     marks = dict(voice.marks) if voice is not None else {}
     _quiet(page, voice)
+    ended = dict(voice.marks) if voice is not None else {}  # what the turn's end recorded
     ctx.close()
     marks["playing"] = playing
     for kind in ("fetched", "decoded"):  # the page's player: the first sentence's WAV arrived, decoded
@@ -145,8 +146,9 @@ def one_turn(browser, url: str, mode: str, clip_s: float, speech_end: float, loo
         "heard": bench.get("text_heard", "").replace("🎙️", "").strip(),
         "stages_ms": {k: round(marks[k] - start) for k in STAGES if isinstance(marks.get(k), float | int)},
         "final_pass": marks.get("final_pass", ""),
-        "prefetched": marks.get("prefetched"),
-        "timings_ms": marks.get("timings_ms", {}),
+        "prefetched": ended.get("prefetched", marks.get("prefetched")),
+        "ahead": bool(ended.get("ahead", marks.get("ahead", False))),
+        "timings_ms": marks.get("timings_ms", ended.get("timings_ms", {})),
         "passes": [
             f"{kind} {a - start:.0f}→{b - start:.0f} ({audio:.2f}/{speech:.2f} s)"
             for kind, a, b, audio, speech in marks.get("passes", [])
