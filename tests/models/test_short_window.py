@@ -31,7 +31,10 @@ def test_a_cut_pass_hears_what_the_full_pass_hears():
         refs.append(clip.reference)
         cut.append(short.text)
         full.append(tr.decode(samples).text)  # the standard pass
-    assert wer(refs, cut) <= wer(refs, full) + 0.02, (cut, full)
+    # at most one word more than the full pass: tiny.en's "ill-disposed" / "old-sposed" (two words
+    # once normalised) flips with the CPU and its thread count even between two full passes
+    words = sum(len(r.split()) for r in refs)
+    assert wer(refs, cut) <= wer(refs, full) + 2 / words + 1e-9, (cut, full)
     # with the committed words forced as the prefix: the text holds them once, then the rest
     samples = audio_io.load(librivox_clips()[0].path).samples
     short = decode_short(model, samples, "en", prefix="And Mr. John Dashwood", margin_s=10.0)
