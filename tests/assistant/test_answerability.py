@@ -217,6 +217,24 @@ def test_words_match_up_to_a_typo_an_inflection_or_a_compound_part():
     assert not in_library("macturt", vocabulary) and not in_library("rend", ("parent",))
 
 
+def test_a_german_question_matches_fewer_typos():
+    """German stems sit one edit from unrelated words ("letzt" / "setzt", "best" / "test"): in a German
+    question a typo needs 5 letters and the same first letter; a misspelt name still matches."""
+    from assistant.word_match import covered, german
+
+    assert german("Wer war der letzte Premierminister von Ostdeutschland?")
+    assert german("Warum ist Quaratäne sinnvoll?") and not german("What do Beriods use as teet?")
+    assert covered({"letzt", "best"}, {"setzt", "test"}) == {"letzt", "best"}  # the English rule
+    assert covered({"letzt", "best"}, {"setzt", "test"}, strict=True) == set()
+    assert covered({"quaratän"}, {"quarantän"}, strict=True) == {"quaratän"}
+
+    hit = Hit("faq", "faq.md", "faq", "Der Senat setzt Regeln fest, mehr Tests sind geplant.", 0.5, dense_score=0.5)
+    x = features("Was ist der beste Premierminister zuletzt?", [hit], [hit], [])
+    assert x["german"] == 1.0 and x["cover_near"] == 0.0  # no "best" ~ "test", "zuletzt" is not "setzt"
+    en = features("Which senat sets the best rules?", [hit], [hit], [])
+    assert en["german"] == 0.0 and en["cover_near"] > 0.0
+
+
 def test_the_library_s_vocabulary_flags_what_it_never_mentions(library):
     """`Retrieval.vocabulary` is every word of the real table's titles and texts; `library_unseen`
     is the share of the question's long words that none of them is (up to a typo)."""
