@@ -16,7 +16,8 @@ A small logistic model over a handful of features of what the turn already has (
   dense top 5 that is in the full-text top 5;
 - `cover_near`, `unseen_near`, `cover_long_near`: `cover_chunk`, `unseen` and `cover_long` with a
   word also found when the chunk holds it up to a typo or as a compound part
-  (`assistant.word_match.in_bag`: "Beriods" / "beroids", "Corona" / "Coronavirus");
+  (`assistant.word_match.in_bag`: "Beriods" / "beroids", "Corona" / "Coronavirus"), stricter about
+  typos in a German question (`german`, recorded: 1 when the question's function words are German);
 - `library_unseen`: the share of the question's long words that the whole library never mentions,
   up to an inflection or a typo (`word_match.in_library` over `Retrieval.vocabulary`): a question
   about something else names things the library has no word for (NaN without the word list);
@@ -55,7 +56,7 @@ import numpy as np
 
 from assistant.llm.extractive import ScoredSentence
 from assistant.llm.words import content_words, raw_content_words, stem
-from assistant.word_match import covered, in_library
+from assistant.word_match import covered, german, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX
 
@@ -76,7 +77,7 @@ FEATURES = (
     "sentence_sim",
 )
 RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5", "dense_z", "bm25_z", "bm25_share",
-            "rank_agree", "cover_idf", "unseen", "cover_long", "sentence_gap")
+            "rank_agree", "cover_idf", "unseen", "cover_long", "sentence_gap", "german")
 EMBEDDING = ("dense_top", "dense_gap", "library_gap", "sentence_sim", "sentence_gap")  # differ between embedders
 LEXICAL = tuple(f for f in FEATURES if f not in EMBEDDING) + ("bm25_top", "bm25_gap")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
@@ -147,7 +148,8 @@ def features(
     unseen = len(q - union) / len(q) if q else 1.0
     long = {stem(w) for w in raw_content_words(question) if len(w) >= LONG_WORD}
     cover_long = max((len(long & b) / len(long) for b in bags), default=0.0) if long else cover_chunk
-    near = [covered(q, b) for b in bags]
+    strict = german(question)  # German stems: fewer typo matches (`word_match`)
+    near = [covered(q, b, strict) for b in bags]
     cover_near = max((len(h) / len(q) for h in near), default=0.0) if q else 0.0
     unseen_near = len(q - set().union(*near)) / len(q) if q else 1.0
     cover_long_near = max((len(long & h) / len(long) for h in near), default=0.0) if long else cover_near
@@ -181,6 +183,7 @@ def features(
         "sentence_sim": math.nan if sentence_sim is None else float(sentence_sim),
         "sentence_gap": math.nan if sentence_sim is None else float(sentence_sim - dense_top),
         "q_words": math.log1p(len(q)),
+        "german": float(strict),
     }
 
 

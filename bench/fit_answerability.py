@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -133,8 +134,9 @@ def model_for(
         p = np.sort([m.probability(r["x"]) for r in group])
         if len(p):
             limits.append(float(p[int(np.floor(max_false_nk * len(p)))]))  # the k-th lowest probability
-    threshold = min(limits) if limits else 0.5
-    return Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, round(threshold, 4), k)
+    # rounded down: rounded up, it can pass the k-th lowest probability and add one false not-known
+    threshold = math.floor(min(limits) * 1e4) / 1e4 if limits else 0.5
+    return Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, threshold, k)
 
 
 def not_known_rates(m: Logistic, data: dict[str, list[dict]], keys: list[str]) -> list[float]:
@@ -211,7 +213,6 @@ def main() -> None:
     data, identity = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text, k)
     answerable, out = pairings(skip)
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
-    # each pairing weighs the same: rows of small pairings are repeated
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
     feats = FEATURES
     if args.select:

@@ -108,6 +108,21 @@ def test_logistic_round_trips_and_is_monotone_in_a_positive_feature():
     assert m.probability({"a": 0.0, "b": 5.0}) < m.probability({"a": 0.0, "b": 1.0})
 
 
+def test_the_fitted_threshold_keeps_the_false_not_known_rule_on_every_answerable_pairing():
+    """The threshold is the k-th lowest answerable probability (k = 4 % of the pairing), stored with
+    4 decimals: rounded up, it passed that probability and made one more false "not known"."""
+    import numpy as np
+
+    from bench.fit_answerability import model_for
+
+    rng = np.random.default_rng(1)  # a draw whose 2nd-lowest probability rounded up (0.3835)
+    rows = [{"y": 1, "x": {"a": float(v)}} for v in rng.normal(1.0, 1.0, 25)]
+    rows += [{"y": 0, "x": {"a": float(v)}} for v in rng.normal(-1.0, 1.0, 25)]
+    m = model_for("m", ("a",), rows, [rows[:25]], 0.04)
+    assert sum(m.probability(r["x"]) < m.threshold for r in rows[:25]) <= 1  # floor(0.04 · 25)
+    assert m.threshold == round(m.threshold, 4)
+
+
 def test_an_unsure_transcript_is_not_answerable_and_typed_input_is_unaffected():
     decider = Answerability(Logistic("t", ("cover_chunk",), (0.5,), (0.1,), (5.0,), 0.0, 0.5))
     hits = lease_hits()
@@ -200,6 +215,24 @@ def test_words_match_up_to_a_typo_an_inflection_or_a_compound_part():
     assert in_library("warschau", vocabulary) and in_library("warsch", vocabulary)  # an inflection
     assert in_library("lindisafrne", vocabulary)  # a typo
     assert not in_library("macturt", vocabulary) and not in_library("rend", ("parent",))
+
+
+def test_a_german_question_matches_fewer_typos():
+    """German stems sit one edit from unrelated words ("letzt" / "setzt", "best" / "test"): in a German
+    question a typo needs 5 letters and the same first letter; a misspelt name still matches."""
+    from assistant.word_match import covered, german
+
+    assert german("Wer war der letzte Premierminister von Ostdeutschland?")
+    assert german("Warum ist Quaratäne sinnvoll?") and not german("What do Beriods use as teet?")
+    assert covered({"letzt", "best"}, {"setzt", "test"}) == {"letzt", "best"}  # the English rule
+    assert covered({"letzt", "best"}, {"setzt", "test"}, strict=True) == set()
+    assert covered({"quaratän"}, {"quarantän"}, strict=True) == {"quaratän"}
+
+    hit = Hit("faq", "faq.md", "faq", "Der Senat setzt Regeln fest, mehr Tests sind geplant.", 0.5, dense_score=0.5)
+    x = features("Was ist der beste Premierminister zuletzt?", [hit], [hit], [])
+    assert x["german"] == 1.0 and x["cover_near"] == 0.0  # no "best" ~ "test", "zuletzt" is not "setzt"
+    en = features("Which senat sets the best rules?", [hit], [hit], [])
+    assert en["german"] == 0.0 and en["cover_near"] > 0.0
 
 
 def test_the_library_s_vocabulary_flags_what_it_never_mentions(library):
