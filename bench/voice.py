@@ -53,7 +53,7 @@ ANSWER = (
 MODES = ("push_to_talk", "hands_free", "record_then_transcribe")
 
 
-def _app(base: Path, llm_url: str, cpu_threads: int | None = None):
+def _app(base: Path, llm_url: str, cpu_threads: int | None = None, piper_threads: int | None = None):
     from assistant.assistant import Assistant
     from assistant.config import ProviderSettings
     from tests.ui.conftest import demo_library, free_port
@@ -63,6 +63,8 @@ def _app(base: Path, llm_url: str, cpu_threads: int | None = None):
     docs, cfg = demo_library(base, "base")
     if cpu_threads is not None:
         cfg.speech.cpu_threads = cpu_threads
+    if piper_threads is not None:
+        cfg.tts.piper_threads = piper_threads
     cfg.llm.order = ["bench"]
     cfg.llm.providers = {"bench": ProviderSettings(kind="openai_compatible", model="bench", base_url=llm_url)}
     assistant = Assistant(cfg)
@@ -114,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         "(e.g. partial_model=tiny.en, hands_free:window_margin_s=none)",
     )
     ap.add_argument("--cpu-threads", type=int, default=None, help="speech.cpu_threads of the main model")
+    ap.add_argument("--piper-threads", type=int, default=None, help="tts.piper_threads (0: all cores)")
     args = ap.parse_args(argv)
     variants = {}
     for v in args.variant:  # "[MODE:]KEY=VALUE,…": push-to-talk unless a mode is named
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         LLMServer(default=Reply(ANSWER, ttft=TTFT, chunk_delay=0.025), max_lifetime=3600) as server,
     ):
         base = Path(tmp)
-        demo, url, voice, assistant = _app(base, server.openai_url, args.cpu_threads)
+        demo, url, voice, assistant = _app(base, server.openai_url, args.cpu_threads, args.piper_threads)
         streaming = assistant.cfg.speech.streaming
         defaults = streaming.model_dump()
         for variant in variants.values():  # their second models load now, not in a measured turn
@@ -201,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         "clips": len(clips),
         "rounds": args.rounds,
         "tts_voice": voice,
+        "piper_threads": assistant.cfg.tts.piper_threads,
         "load_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
     }
     if args.rounds:
