@@ -116,7 +116,7 @@ class Assistant:
         if ahead is not None:
             if ahead.matches(user_input, conversation_key(session)):
                 event = session.begin_turn(ahead.cancel)
-                session.put_spoken(ahead.first_piece)
+                session.put_spoken(ahead)
                 try:
                     yield from ahead.adopt(cancel)
                 finally:

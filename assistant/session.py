@@ -31,7 +31,7 @@ class Session:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # the spoken turn run ahead of the user's last word (assistant.speculation.Speculation)
     _ahead: Any = field(default=None, repr=False)
-    # the adopted turn's first piece of speech: (text, Future of (rate, samples)), synthesised ahead
+    # the adopted turn run ahead, whose answer's first piece of speech it synthesises (`first_piece`)
     _spoken: Any = field(default=None, repr=False)
 
     @classmethod
@@ -98,14 +98,17 @@ class Session:
             self._ahead = None
             return found
 
-    def put_spoken(self, piece: Any) -> None:
+    def put_spoken(self, speculation: Any) -> None:
+        """The adopted turn run ahead: the first piece of its answer is synthesised there."""
         with self._lock:
-            self._spoken = piece
+            self._spoken = speculation
 
     def take_spoken(self, text: str) -> Any:
-        """The audio Future synthesised ahead for `text`, once (None when there is none for it)."""
+        """The audio Future synthesised ahead for `text`, the answer's first piece, once (None when
+        there is none for it)."""
         with self._lock:
-            piece, self._spoken = self._spoken, None
+            found, self._spoken = self._spoken, None
+        piece = getattr(found, "first_piece", None)
         return piece[1] if piece is not None and piece[0] == text else None
 
     def remember(self, exchange: Exchange) -> None:

@@ -18,7 +18,8 @@ Nothing a dropped speculation did may cost the user or change what they see:
 
 When the answer is to be spoken (`speak`), the answer's first piece (its first clause, as the page's
 `SentenceSplitter` cuts it) is synthesised as soon as its words have come, so an adopted turn's first
-sound is ready too (`first_piece`, handed to the session at adoption).
+sound is ready too (`first_piece`; the session keeps the adopted speculation to find it, since the
+piece may complete after the adoption).
 """
 
 from __future__ import annotations
@@ -127,15 +128,16 @@ class Speculation:
         splitter = SentenceSplitter() if self._speak is not None else None
         try:
             for event in self._source(self.cancel, self._gate, self._commit):
-                with self._cond:
-                    self._events.append(event)
-                    self._cond.notify_all()
+                # split before the event is kept: whoever reads the event finds its first piece set
                 if splitter is not None and isinstance(event, (Token, Done)):
                     fed = splitter.feed(event.text) if isinstance(event, Token) else splitter.flush()
                     pieces = [p for p in fed if p.strip()]
                     if pieces:
                         self._render(pieces[0])
                         splitter = None
+                with self._cond:
+                    self._events.append(event)
+                    self._cond.notify_all()
         except Exception:  # noqa: BLE001 - a failed speculation is not adopted; the turn runs anew
             log.warning("preemptive turn failed", exc_info=True)
             with self._cond:

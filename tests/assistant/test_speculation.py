@@ -223,3 +223,26 @@ def test_a_silent_session_synthesises_nothing_ahead(tmp_path, library, server):
     spec = a.listening.run_ahead(s, object(), d)
     done = list(a.respond(s, _heard(d)))[-1]
     assert done.trace.get("ahead") is True and spec.first_piece is None
+
+
+def test_a_first_piece_completed_after_the_adoption_is_still_the_one_synthesised_ahead(tmp_path, library, server):
+    """Hands-free: the end of the turn often comes before the answer's first words; the page's first
+    piece is then still the audio the turn run ahead makes, not a second synthesis of it."""
+    from assistant.speak import SentenceSplitter
+
+    a = _assistant(tmp_path, library, server)
+    a.parts.synthesiser.get()
+    server.script("local-test", Reply(LONGER, ttft=0.6))
+    s = a.new_session()
+    s.speak_answers = True
+    d = _decoded()
+    spec = a.listening.run_ahead(s, object(), d)
+    splitter, first = SentenceSplitter(), None
+    for event in a.respond(s, _heard(d)):  # adopted before the provider's first token
+        if isinstance(event, Token) and first is None:
+            pieces = splitter.feed(event.text)
+            if pieces:
+                first = pieces[0]
+                assert spec.first_piece is not None and spec.first_piece[0] == first
+                assert a.synthesise(first, s) is spec.first_piece[1].result()
+    assert first is not None
