@@ -190,7 +190,12 @@ class Speculation:
     def matches(self, user_input: Any, key: tuple) -> bool:
         """Whether the turn's input is what this speculation heard, in the same conversation."""
         streamed = user_input.streamed if isinstance(user_input, AudioInput) else None
-        return streamed is not None and key == self.key and not self.failed and same_hearing(streamed, self.heard)
+        return (
+            streamed is not None
+            and key == self.key
+            and not (self.failed or self.cancel.is_set())
+            and same_hearing(streamed, self.heard)
+        )
 
     def adopt(self, cancel: threading.Event | None = None) -> Iterator[Event]:
         """The turn's events: those kept so far at once, then the rest as they come. Setting
@@ -198,18 +203,20 @@ class Speculation:
         with self._cond:
             self._verdict = True
             self._cond.notify_all()
-        i = 0
-        while True:
-            with self._cond:
-                while i >= len(self._events) and not self._done:
-                    if cancel is not None and cancel.is_set():
-                        self.cancel.set()
-                    self._cond.wait(0.05)
-                batch, i = self._events[i:], len(self._events)
-                finished = self._done and i >= len(self._events)
-            yield from batch
-            if finished:
-                return
+        i, finished = 0, False
+        try:
+            while not finished:
+                with self._cond:
+                    while i >= len(self._events) and not self._done:
+                        if cancel is not None and cancel.is_set():
+                            self.cancel.set()
+                        self._cond.wait(0.05)
+                    batch, i = self._events[i:], len(self._events)
+                    finished = self._done and i >= len(self._events)
+                yield from batch
+        finally:
+            if not finished:  # nobody reads on (the page went away): stop the turn, as a turn run now
+                self.cancel.set()
 
     def drop(self) -> None:
         """Not adopted: stop it; it records nothing."""

@@ -246,3 +246,17 @@ def test_a_first_piece_completed_after_the_adoption_is_still_the_one_synthesised
                 assert spec.first_piece is not None and spec.first_piece[0] == first
                 assert a.synthesise(first, s) is spec.first_piece[1].result()
     assert first is not None
+
+
+def test_an_adopted_turn_nobody_reads_on_is_stopped(tmp_path, library, server):
+    a = _assistant(tmp_path, library, server)
+    server.script("local-test", Reply(LONGER, chunk_delay=0.2))
+    s = a.new_session()
+    d = _decoded()
+    spec = a.listening.run_ahead(s, object(), d)
+    events = a.respond(s, _heard(d))
+    assert next(e for e in events if isinstance(e, Token))
+    events.close()  # the page went away mid-answer
+    assert spec.cancel.is_set() and not s.busy
+    spec.join(10)
+    assert not spec._thread.is_alive()
