@@ -115,7 +115,9 @@ class Listening:
             return current
         if current is not None:
             current.drop()
-        ahead = frozenset(PAID) if mode == "always" else frozenset({"llm"}) if answers_locally(self.parts) else frozenset()
+
+        def ahead() -> frozenset[str]:  # asked in the speculation's thread: it may probe a local server
+            return frozenset(PAID) if mode == "always" else frozenset({"llm"}) if answers_locally(self.parts) else frozenset()
 
         def turn(cancel: threading.Event, gate: Any, commit: Any) -> Any:
             return Turn(self.parts, session, cancel, gate, commit).run(AudioInput(streamed=heard))

@@ -105,13 +105,15 @@ class Speculation:
         heard: Streamed,
         owner: Any,
         key: tuple,
-        ahead: frozenset[str] = frozenset(),
+        ahead: frozenset[str] | Callable[[], frozenset[str]] = frozenset(),
         speak: Callable[[str], Any] | None = None,
     ) -> None:
         self.heard = heard
         self.owner = owner  # the utterance (StreamingTranscriber) it was started for
         self.key = key
-        self.ahead = ahead  # the PAID kinds of call it makes before the verdict (the others wait)
+        # the PAID kinds of call it makes before the verdict (the others wait); a callable is asked in
+        # the speculation's own thread (whether a local server answers is a network probe)
+        self.ahead = ahead
         self.cancel = threading.Event()
         self._events: list[Event] = []
         self._done = False
@@ -127,6 +129,8 @@ class Speculation:
     def _run(self) -> None:
         splitter = SentenceSplitter() if self._speak is not None else None
         try:
+            if callable(self.ahead):
+                self.ahead = self.ahead()
             for event in self._source(self.cancel, self._gate, self._commit):
                 # split before the event is kept: whoever reads the event finds its first piece set
                 if splitter is not None and isinstance(event, (Token, Done)):
@@ -174,7 +178,7 @@ class Speculation:
             return self._verdict
 
     def _gate(self, kind: str) -> bool:
-        if kind in self.ahead or kind not in PAID:
+        if kind not in PAID or (not callable(self.ahead) and kind in self.ahead):
             return not self.cancel.is_set()
         return self._decided() and not self.cancel.is_set()
 

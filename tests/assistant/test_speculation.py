@@ -260,3 +260,28 @@ def test_an_adopted_turn_nobody_reads_on_is_stopped(tmp_path, library, server):
     assert spec.cancel.is_set() and not s.busy
     spec.join(10)
     assert not spec._thread.is_alive()
+
+
+def test_the_pass_that_starts_it_never_waits_for_the_local_server_probe(tmp_path, library, server, monkeypatch):
+    """Whether a local server answers is a network probe (up to 0.5 s for one that does not): it is
+    asked in the turn's own thread, never in the speech pass's, whose transcript the user waits for."""
+    import threading
+
+    import assistant.listening as listening
+
+    release, asked = threading.Event(), threading.Event()
+
+    def slow_probe(parts):
+        asked.set()
+        release.wait(10)
+        return True
+
+    monkeypatch.setattr(listening, "answers_locally", slow_probe)
+    a = _assistant(tmp_path, library, server)
+    s = a.new_session()
+    returned = threading.Event()
+    threading.Thread(target=lambda: (a.listening.run_ahead(s, object(), _decoded()), returned.set()), daemon=True).start()
+    assert returned.wait(5) and asked.wait(5)  # the pass went on while the probe was still waiting
+    release.set()
+    done = list(a.respond(s, _heard(_decoded())))[-1]
+    assert done.trace.get("ahead") is True
