@@ -105,15 +105,16 @@ class Speculation:
         heard: Streamed,
         owner: Any,
         key: tuple,
-        ahead: frozenset[str] | Callable[[], frozenset[str]] = frozenset(),
+        ahead: Callable[[], frozenset[str]] = frozenset,
         speak: Callable[[str], Any] | None = None,
     ) -> None:
         self.heard = heard
         self.owner = owner  # the utterance (StreamingTranscriber) it was started for
         self.key = key
-        # the PAID kinds of call it makes before the verdict (the others wait); a callable is asked in
-        # the speculation's own thread (whether a local server answers is a network probe)
-        self.ahead = ahead
+        # which PAID kinds of call it makes before the verdict (the others wait): asked in its own
+        # thread, since whether a local server answers is a network probe
+        self._policy = ahead
+        self.ahead: frozenset[str] = frozenset()
         self.cancel = threading.Event()
         self._events: list[Event] = []
         self._done = False
@@ -129,8 +130,7 @@ class Speculation:
     def _run(self) -> None:
         splitter = SentenceSplitter() if self._speak is not None else None
         try:
-            if callable(self.ahead):
-                self.ahead = self.ahead()
+            self.ahead = self._policy()
             for event in self._source(self.cancel, self._gate, self._commit):
                 # split before the event is kept: whoever reads the event finds its first piece set
                 if splitter is not None and isinstance(event, (Token, Done)):
@@ -178,7 +178,7 @@ class Speculation:
             return self._verdict
 
     def _gate(self, kind: str) -> bool:
-        if kind not in PAID or (not callable(self.ahead) and kind in self.ahead):
+        if kind not in PAID or kind in self.ahead:
             return not self.cancel.is_set()
         return self._decided() and not self.cancel.is_set()
 

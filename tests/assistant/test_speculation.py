@@ -5,7 +5,6 @@ paid provider is never called before the verdict."""
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
@@ -66,11 +65,6 @@ def _wait(condition, seconds: float = 20.0) -> bool:
     return False
 
 
-def _trace_lines(a: Assistant) -> list[dict]:
-    path = a.cfg.path(a.cfg.trace.path)
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-
-
 def test_local_addresses_are_free_and_cloud_ones_are_not():
     for url in ("http://127.0.0.1:11434/v1", "http://localhost:8080/v1", "http://192.168.1.20:11434/v1",
                 "http://[::1]:8000/v1", "http://gpu-box.local:11434/v1"):
@@ -90,14 +84,14 @@ def test_a_turn_run_ahead_is_adopted_when_the_utterance_ends_with_its_words(tmp_
     assert spec is not None
     # a local server costs nothing per call: the answer is asked for before the user has finished
     assert _wait(lambda: _requests(server, "local-test") == before + 1)
-    assert s.memory.exchanges == [] and _trace_lines(a) == []  # nothing recorded before the verdict
+    assert s.memory.exchanges == [] and a.parts.trace.read() == []  # nothing recorded before the verdict
     events = list(a.respond(s, _heard(d)))
     done = events[-1]
     assert isinstance(done, Done) and done.trace.get("ahead") is True
     assert "".join(e.text for e in events if isinstance(e, Token)).startswith("Check the brake pads")
     assert _requests(server, "local-test") == before + 1  # the adopted turn asked once
     assert [ex.user for ex in s.memory.exchanges] == [QUESTION]
-    assert [t.get("ahead") for t in _trace_lines(a)] == [True]
+    assert [t.get("ahead") for t in a.parts.trace.read()] == [True]
     assert not s.busy
 
 
@@ -111,7 +105,7 @@ def test_other_final_words_drop_it_and_it_records_nothing(tmp_path, library, ser
     assert not spec._thread.is_alive()
     assert "ahead" not in done.trace and spec.cancel.is_set()
     assert [ex.user for ex in s.memory.exchanges] == [QUESTION]  # only the turn that ran
-    assert len(_trace_lines(a)) == 1
+    assert len(a.parts.trace.read()) == 1
 
 
 def test_speech_that_goes_on_drops_it(tmp_path, library, server):

@@ -4,7 +4,6 @@ barge-in: the user speaks while Hark is speaking its answer, and the playback st
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
@@ -67,13 +66,8 @@ def _hands_free_page(browser, url, speak: bool):
     return ctx, page
 
 
-def _traces(app) -> list[dict]:
-    path = app.cfg.path(app.cfg.trace.path)
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
-
-
 def test_hands_free_turns_one_after_another(five_questions, hark_app):
-    earlier = len(_traces(hark_app))
+    earlier = len(hark_app.assistant.parts.trace.read())
     with chromium(*fake_microphone(five_questions)) as browser:
         ctx, page = _hands_free_page(browser, hark_app.url, speak=False)
         try:  # ~45 s of audio: wait for the five turns to start, then for the last transcript
@@ -92,7 +86,7 @@ def test_hands_free_turns_one_after_another(five_questions, hark_app):
         assert kinds.count("turn") == 5 and kinds.count("mic-open") == 1, kinds  # one open microphone
         ctx.close()
     # each turn was run while the silence that ended it was still being waited for, and adopted
-    turns = _traces(hark_app)[earlier:]
+    turns = hark_app.assistant.parts.trace.read()[earlier:]
     assert len(turns) == 5 and all(t.get("ahead") for t in turns), [(t["question"], t.get("ahead")) for t in turns]
 
 
