@@ -9,6 +9,7 @@ largest that keeps the false not-known rate ≤ 4 % on every answerable pairing 
 the table reports each pairing on the other half.
 
     nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write [--write-lexical]]
+        [--without FEATURE,...]     # an ablation: the model refitted without these
         [--long-text window_mean]   # another layout's model than config.yaml's `embedder.long_text`
         [--sentence-candidates 2]   # sentence_sim: the best cosine of the first k sentences by overlap
 """
@@ -201,6 +202,7 @@ def main() -> None:
                     help="the embedder layout to fit for (default: config.yaml's embedder.long_text)")
     ap.add_argument("--sentence-candidates", type=int, default=2,
                     help="sentence_sim is the best cosine of this many sentences (the first by overlap and chunk rank)")
+    ap.add_argument("--without", default="", help="comma-separated features left out of the fit (an ablation)")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
     from models.weights import cache_dir
@@ -217,6 +219,7 @@ def main() -> None:
     feats = FEATURES
     if args.select:
         feats = select(data, args.limit, skip, args.max_false_not_known)
+    feats = tuple(f for f in feats if f not in set(args.without.split(",")))
     shipped = {f"{k} (shipped)": Logistic.from_json(k, v)
                for k, v in json.loads(MODEL_FILE.read_text()).get("models", {}).items()} if MODEL_FILE.is_file() else {}
     models = {identity: model_for(identity, feats, fit_rows, groups, args.max_false_not_known, k),

@@ -88,6 +88,15 @@ def is_factual(question: str) -> bool:
     return bool(_FACTUAL.match(question)) or len(question.split()) <= 8
 
 
+def lacks_asked_number(question: str, sentences: Sequence[str]) -> bool:
+    """The question asks for a number or a date (how many, when, wie viele…) and none of
+    `sentences` holds one (a year or a month for "when")."""
+    if not _ASKS_NUMBER.search(question):
+        return False
+    pattern = _DATE if _ASKS_DATE.search(question) else _NUMBER
+    return not any(pattern.search(s) for s in sentences)
+
+
 def answer_kind(question: str, sentence: str) -> bool:
     """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
     hold (who/where), a year or a month (when). False for other questions."""

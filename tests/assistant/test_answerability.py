@@ -47,6 +47,33 @@ def test_features_follow_the_scores_and_the_question_words():
     assert features("rent", hits, disagree, ranked)["agree"] == 0.0
 
 
+def test_a_question_naming_a_year_or_an_acronym_the_chunks_never_name_is_flagged():
+    from assistant.answerability import specific_unseen
+
+    chunks = ["In 2009 the WSE listed 374 companies.", "COVID-19 spread in 2020; Internet2 grew."]
+    assert specific_unseen("How many companies did the WSE list in 2009?", chunks) == 0.0
+    assert specific_unseen("Which article was published in 1937?", chunks) == 1.0
+    assert specific_unseen("Wie viele Firmen listete die WSE 1937?", chunks) == 0.5  # WSE yes, 1937 no
+    # hyphens split, number separators and case do not count
+    assert specific_unseen("Wie hieß das erste Internet2-Netzwerk?", chunks) == 0.0
+    assert specific_unseen("Where did covid-19 start?", chunks) == 0.0
+    assert specific_unseen("How many: 1,000 or 1000?", ["about 1000 of them"]) == 0.0
+    assert specific_unseen("Where did the virus start?", chunks) == 0.0  # nothing specific asked
+
+
+def test_a_question_asking_for_a_number_or_a_date_is_flagged_when_the_best_sentences_hold_none():
+    hits = lease_hits()
+    pool = _pool(("lease-1", 0.71, 9.0))
+    ranked = ExtractiveAnswerer().rank("How much is the monthly rent?", hits)
+    assert features("How much is the monthly rent?", hits, pool, ranked)["type_missing"] == 0.0
+    prose = [type(ranked[0])("The landlord keeps the garden tidy.", 1, 0, 1.0)]
+    assert features("How much is the monthly rent?", hits, pool, prose)["type_missing"] == 1.0
+    assert features("Wann fanden die ersten Direktwahlen statt?", hits, pool, prose)["type_missing"] == 1.0
+    dated = [type(ranked[0])("The first direct elections were held in June 1979.", 1, 0, 1.0)]
+    assert features("When were the first direct elections?", hits, pool, dated)["type_missing"] == 0.0
+    assert features("Who keeps the garden tidy?", hits, pool, prose)["type_missing"] == 0.0  # no number asked
+
+
 def test_the_relative_features_do_not_move_with_the_library_s_score_scale():
     """A library whose cosines all sit higher (another language, another embedder) and whose BM25
     scores are larger (another size): `dense_top` moves, the relative features stay."""
