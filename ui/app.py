@@ -8,6 +8,7 @@ once, then serves. Each browser tab holds its own `ChatState` (and so its own `S
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import sys
@@ -64,18 +65,18 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
     library = LibraryView(assistant, guard, after_change=trim_heap)
     profiles, strategies = _prompt_choices(cfg)
     loop = VoiceLoop(assistant, cfg.speech.streaming)  # the microphone streamed (ui/voice.py)
+    speaking_now = threading.BoundedSemaphore(cfg.ui.concurrency_limit)  # answers synthesised at once
 
     def ensure(state: ChatState | None) -> ChatState:
         return state if state is not None else ChatState(session=assistant.new_session())
 
-    def chat_outputs(state: ChatState, clear_box: bool = False, tag: Any = None) -> tuple:
+    def chat_outputs(state: ChatState, clear_box: bool = False) -> tuple:
         view = state.turn_view(None)
         return (
             [dict(m) for m in state.messages],
             "" if clear_box else gr.skip(),
             evidence_html(view),
             view.meta if view else "",
-            gr.skip() if tag is None else tag,
             state,
         )
 
@@ -86,23 +87,30 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         if speaking:  # the page hears of the new answer now (and drops the previous one's rest)
             speech.answer = state.voice.outbox.begin()
         feed = speech.feed if speaking else None
+        if speaking:  # synthesis starts now, not after a round trip through the page
+            speak(state, speech)
         first = True
         try:
             for current in run_turn(assistant.respond, state, user_input, on_answer_text=feed):
-                # the first update also changes the turn tag, which starts the audio event
-                yield chat_outputs(
-                    current, clear_box=first, tag=f"{id(state)}-{len(state.turns)}" if first else None
-                )
+                yield chat_outputs(current, clear_box=first)
                 first = False
         finally:
             speech.finish()
 
-    def speak(state: ChatState | None) -> None:
-        if state is not None:  # the sentences go to the page through the tab's outbox
-            session = state.session  # its answer's first piece may be synthesised ahead (assistant.speculation)
-            state.speech.speak_into(
-                state.voice.outbox, lambda text: assistant.synthesise(text, session), on_error=gr.Warning
-            )
+    def speak(state: ChatState, speech: SpeechQueue) -> None:
+        """Synthesise the answer's sentences into the tab's outbox, which the page polls, on a thread
+        of their own (at most `ui.concurrency_limit` answers at once); a synthesis failure is shown
+        as a warning while the turn's event lasts (the thread runs in its context)."""
+        session = state.session  # its answer's first piece may be synthesised ahead (assistant.speculation)
+
+        def run() -> None:
+            with speaking_now:
+                speech.speak_into(
+                    state.voice.outbox, lambda text: assistant.synthesise(text, session), on_error=gr.Warning
+                )
+
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(run,), name="hark-speak", daemon=True).start()
 
     def ask(text: str, state: ChatState | None):
         if not (text or "").strip():
@@ -219,7 +227,6 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                             viewer_doc = gr.HTML(elem_id="viewer-doc")
                             close_viewer = gr.Button("Close", size="sm", elem_id="viewer-close")
                         evidence = gr.HTML(evidence_html(None), elem_id="evidence")
-                        turn_tag = gr.Textbox(visible="hidden", elem_id="turn-tag", show_label=False)
                         cite_request = gr.Textbox(visible="hidden", elem_id="cite-request", show_label=False)
                         cite_open = gr.Button(visible="hidden", elem_id="cite-open")
             with gr.Tab("Library", id="library-tab"):
@@ -273,13 +280,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                 status = gr.Markdown(elem_id="status")
                 refresh = gr.Button("Refresh status", size="sm")
 
-        chat_out = [chatbot, question, evidence, meta, turn_tag, state]
+        chat_out = [chatbot, question, evidence, meta, state]
         ev_submit = question.submit(ask, [question, state], chat_out, api_name="ask")
         ev_send = send.click(ask, [question, state], chat_out, api_name=False)
         voice_events = wire_voice(loop, controls, switches, state, chat_out, turn, chat_outputs, ensure, voice)
-        ev_speak = turn_tag.change(speak, state, None, api_name=False, concurrency_id="speech")
         stop_btn.click(
-            stop, state, None, cancels=[ev_submit, ev_send, *voice_events, ev_speak], queue=False, api_name=False
+            stop, state, None, cancels=[ev_submit, ev_send, *voice_events], queue=False, api_name=False
         )
         chatbot.select(show_turn, state, [evidence, meta], queue=False, api_name=False)
         # the page script names the clicked source in window.harkCite, then clicks the hidden button

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,10 @@ log = logging.getLogger(__name__)
 THINKING = "…"
 LISTENING = "🎙️ (transcribing…)"
 NOT_HEARD = "🎙️ (no speech recognised)"
+# streamed tokens reach the page at most this often (every other event at once): one update per
+# token (40 a second from a local model) kept the server's diffing and the page's Markdown
+# rendering busy beside the speech synthesis
+TOKEN_UPDATE_S = 0.08
 
 
 @dataclass
@@ -171,10 +176,18 @@ def run_turn(
     state.cancel = cancel
     yield state
     failed = False
+    shown_at: float | None = None  # when the answer's text was last shown
+    held = False  # tokens not shown yet
     try:
         for event in respond(state.session, user_input, cancel=cancel):
             if _apply(turn, event, on_answer_text):
+                now = time.monotonic()
+                if isinstance(event, Token) and shown_at is not None and now - shown_at < TOKEN_UPDATE_S:
+                    held = True
+                    continue
+                shown_at = now if isinstance(event, Token) else None  # after a restart: at once
                 turn.view.meta = turn.meta()
+                held = False
                 yield state
     except HarkError as exc:
         _fail(turn, exc.message + (f" ({exc.hint})" if exc.hint else ""))
@@ -187,8 +200,9 @@ def run_turn(
         settled = _settle(turn, user_input, cancel)
         if state.cancel is cancel:
             state.cancel = None
-    if failed or settled:
-        yield state  # the last view never leaves a placeholder ("transcribing…", "…") behind
+    if failed or settled or held:
+        turn.view.meta = turn.meta()
+        yield state  # the last view never leaves a placeholder ("transcribing…", "…") or a held token behind
 
 
 def _settle(turn: _Turn, user_input: str | AudioInput, cancel: threading.Event) -> bool:

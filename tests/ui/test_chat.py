@@ -27,10 +27,46 @@ def test_restart_discards_the_partial_answer_of_a_broken_provider():
         shown.append(st.messages[-1]["content"])
     # right after the restart, nothing of the void partial answer is left on screen
     restart_at = shown.index("")
-    assert "two mon" in shown[restart_at - 1]
+    assert shown[restart_at - 1].startswith("The notice period is")
     assert shown[restart_at + 1] == "Two months [1]."
     assert "two mon" not in state.messages[-1]["content"]
     assert state.messages[-1]["content"].startswith("Two months")
+
+
+def test_tokens_streamed_faster_than_the_page_needs_are_shown_together_and_none_is_lost():
+    import time
+
+    from ui.chat import TOKEN_UPDATE_S
+
+    words = [f" w{i}" for i in range(40)]
+
+    def respond(session, user_input, cancel=None):
+        for w in words:  # 40 tokens a second, a local model's pace
+            time.sleep(0.025)
+            yield Token(w)
+
+    state = ChatState(session=object())
+    shown = [st.messages[-1]["content"] for st in run_turn(respond, state, "q")]
+    texts = [t for t in shown if t.startswith(" w")]
+    assert texts[0] == " w0"  # the first token at once
+    assert texts[-1] == "".join(words)  # the last view holds every token, though no Done came
+    assert len(texts) < len(words) / 2  # one view per ~TOKEN_UPDATE_S, not one per token
+    assert len(texts) >= len(words) * 0.025 / TOKEN_UPDATE_S / 2  # but the text keeps moving
+
+
+def test_slow_tokens_are_each_shown_when_they_come():
+    import time
+
+    from ui.chat import TOKEN_UPDATE_S
+
+    def respond(session, user_input, cancel=None):
+        for w in ("One", " two", " three."):
+            yield Token(w)
+            time.sleep(TOKEN_UPDATE_S * 1.5)
+
+    state = ChatState(session=object())
+    shown = [st.messages[-1]["content"] for st in run_turn(respond, state, "q")]
+    assert [t for t in shown if t[:1] == "O"] == ["One", "One two", "One two three."]
 
 
 def test_plain_notice_keeps_the_streamed_text():
