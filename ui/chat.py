@@ -7,7 +7,9 @@ switches), the rendered messages and, for each answer, its sources panel and rer
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -155,7 +157,8 @@ def run_turn(
 ) -> Iterator[ChatState]:
     """Drive one turn, yielding the state after each event that changes what is shown.
 
-    `on_answer_text` receives each streamed piece of answer text (used to speak sentences).
+    `on_answer_text` receives each streamed piece of answer text (used to speak sentences), on the
+    turn's own thread as it comes (`_produce`), whatever the page's pace.
     """
     number = len(state.turns) + 1
     shown = user_input if isinstance(user_input, str) else LISTENING
@@ -174,21 +177,43 @@ def run_turn(
     state.message_turns += [number, number]
     cancel = threading.Event()
     state.cancel = cancel
-    yield state
-    failed = False
-    shown_at: float | None = None  # when the answer's text was last shown
+    events: queue.Queue[Any] = queue.Queue()
+    producer = threading.Thread(
+        target=contextvars.copy_context().run,
+        args=(_produce, respond, state.session, user_input, cancel, events, on_answer_text),
+        name="hark-turn",
+        daemon=True,
+    )
+    producer.start()  # the turn starts before the page has its first view
+    failed = finished = False
+    shown_at: float | None = None  # when streamed text was last shown
     held = False  # tokens not shown yet
     try:
-        for event in respond(state.session, user_input, cancel=cancel):
-            if _apply(turn, event, on_answer_text):
-                now = time.monotonic()
-                if isinstance(event, Token) and shown_at is not None and now - shown_at < TOKEN_UPDATE_S:
-                    held = True
-                    continue
-                shown_at = now if isinstance(event, Token) else None  # after a restart: at once
+        yield state
+        while True:
+            wait = max(0.0, shown_at + TOKEN_UPDATE_S - time.monotonic()) if held and shown_at is not None else None
+            try:
+                event = events.get(timeout=wait)
+            except queue.Empty:  # the held tokens' time has come (the stream may have paused)
                 turn.view.meta = turn.meta()
-                held = False
+                held, shown_at = False, time.monotonic()
                 yield state
+                continue
+            if event is _END:
+                finished = True
+                break
+            if isinstance(event, _Raised):
+                raise event.error
+            if not _apply(turn, event):
+                continue
+            now = time.monotonic()
+            if isinstance(event, Token) and shown_at is not None and now - shown_at < TOKEN_UPDATE_S:
+                held = True
+                continue
+            shown_at = now if isinstance(event, Token) else None  # after a restart: at once
+            turn.view.meta = turn.meta()
+            held = False
+            yield state
     except HarkError as exc:
         _fail(turn, exc.message + (f" ({exc.hint})" if exc.hint else ""))
         failed = True
@@ -200,9 +225,48 @@ def run_turn(
         settled = _settle(turn, user_input, cancel)
         if state.cancel is cancel:
             state.cancel = None
+        if not finished:  # nobody shows the rest (the page went away, or the turn failed): stop it
+            cancel.set()
     if failed or settled or held:
         turn.view.meta = turn.meta()
         yield state  # the last view never leaves a placeholder ("transcribing…", "…") or a held token behind
+
+
+@dataclass(frozen=True)
+class _Raised:
+    error: BaseException
+
+
+_END = object()
+
+
+def _produce(
+    respond: Callable[..., Iterator[Any]],
+    session: Any,
+    user_input: str | AudioInput,
+    cancel: threading.Event,
+    events: queue.Queue[Any],
+    on_answer_text: Callable[[str], None] | None,
+) -> None:
+    """Run the turn on a thread of its own, handing its events to the page's generator, and the
+    answer's text to `on_answer_text` the moment it comes: the speech never waits for the page to
+    take the previous view (Gradio processes one yielded view before it asks for the next)."""
+    spoken = False  # answer text since the last restart
+    try:
+        for event in respond(session, user_input, cancel=cancel):
+            if on_answer_text is not None:
+                if isinstance(event, Token):
+                    on_answer_text(event.text)
+                    spoken = spoken or bool(event.text.strip())
+                elif isinstance(event, Restart):
+                    spoken = False
+                elif isinstance(event, Done) and event.answer.text.strip() and not spoken:
+                    on_answer_text(event.answer.text)  # answers that arrive whole (no tokens) are spoken too
+            events.put(event)
+    except BaseException as exc:  # noqa: BLE001 - raised again in the page's generator
+        events.put(_Raised(exc))
+    finally:
+        events.put(_END)
 
 
 def _settle(turn: _Turn, user_input: str | AudioInput, cancel: threading.Event) -> bool:
@@ -225,7 +289,7 @@ def _fail(turn: _Turn, message: str) -> None:
 _MARKS = {Transcript: "transcript", Sources: "sources", Token: "first_token"}
 
 
-def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None) -> bool:
+def _apply(turn: _Turn, event: Any) -> bool:
     """Fold one event into the turn; True when something visible changed."""
     name = _MARKS.get(type(event))
     if name is not None:
@@ -243,8 +307,6 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
     elif isinstance(event, Token):
         turn.text += event.text
         turn.answer_msg["content"] = turn.text
-        if on_answer_text is not None:
-            on_answer_text(event.text)
     elif isinstance(event, Notice):
         if isinstance(event, Restart):  # a provider broke mid-answer: the partial text is void
             turn.text = ""
@@ -262,8 +324,6 @@ def _apply(turn: _Turn, event: Any, on_answer_text: Callable[[str], None] | None
         if turn.hits or answer.cited or answer.not_known:
             _render_evidence(turn, answer)
         turn.answer_msg["content"] = link_citations(answer.text, turn.view.number, len(answer.cited))
-        if on_answer_text is not None and answer.text.strip() and not turn.text.strip():
-            on_answer_text(answer.text)  # answers that arrive whole (no tokens) are spoken too
     else:
         return False
     return True

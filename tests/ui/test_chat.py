@@ -166,3 +166,53 @@ def test_a_voice_turn_marks_when_each_stage_happened():
     state.speech = SpeechQueue()
     list(run_turn(_respond(events[1:]), state, "typed"))
     assert "release" not in state.voice.marks and "turn" in state.voice.marks
+
+
+def test_the_answer_is_spoken_as_it_comes_even_while_the_page_is_slow_to_take_a_view():
+    import threading
+
+    heard: list[str] = []
+    all_heard = threading.Event()
+
+    def respond(session, user_input, cancel=None):
+        yield Token("Two months")
+        yield Token(" [1].")
+        yield Done(Answer(text="Two months [1].", provider="local"), trace={})
+
+    def speak(text):
+        heard.append(text)
+        if len(heard) == 2:
+            all_heard.set()
+
+    turns = run_turn(respond, ChatState(session=object()), "notice period?", on_answer_text=speak)
+    next(turns)  # the page took the first view and is busy rendering it: nothing more is asked for
+    assert all_heard.wait(5)  # the whole answer reached the speech meanwhile
+    assert heard == ["Two months", " [1]."]  # once each: Done's whole text is not spoken again
+    views = list(turns)
+    assert views[-1].messages[-1]["content"].startswith("Two months")
+
+
+def test_a_whole_answer_without_tokens_is_spoken_once():
+    heard: list[str] = []
+    events = [Done(Answer(text="I'm sorry, that information is not known to me.", provider="extractive"), trace={})]
+    list(run_turn(_respond(events), ChatState(session=object()), "q", on_answer_text=heard.append))
+    assert heard == ["I'm sorry, that information is not known to me."]
+
+
+def test_a_page_that_goes_away_stops_the_turn():
+    import threading
+    import time
+
+    stopped = threading.Event()
+
+    def respond(session, user_input, cancel=None):
+        while not cancel.is_set():  # a long answer, streaming until it is told to stop
+            yield Token(" more")
+            time.sleep(0.01)
+        stopped.set()
+
+    turns = run_turn(respond, ChatState(session=object()), "q")
+    next(turns)
+    next(turns)
+    turns.close()  # Gradio closes the generator of a page that went away
+    assert stopped.wait(5)
