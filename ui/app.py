@@ -86,12 +86,12 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         speech = state.speech = SpeechQueue()
         if speaking:  # the page hears of the new answer now (and drops the previous one's rest)
             speech.answer = state.voice.outbox.begin()
-        feed = speech.feed if speaking else None
+        feed, end = (speech.feed, speech.finish) if speaking else (None, None)
         if speaking:  # synthesis starts now, not after a round trip through the page
             speak(state, speech)
         first = True
         try:
-            for current in run_turn(assistant.respond, state, user_input, on_answer_text=feed):
+            for current in run_turn(assistant.respond, state, user_input, on_answer_text=feed, on_answer_end=end):
                 yield chat_outputs(current, clear_box=first)
                 first = False
         finally:

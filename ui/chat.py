@@ -154,11 +154,13 @@ def run_turn(
     state: ChatState,
     user_input: str | AudioInput,
     on_answer_text: Callable[[str], None] | None = None,
+    on_answer_end: Callable[[], None] | None = None,
 ) -> Iterator[ChatState]:
     """Drive one turn, yielding the state after each event that changes what is shown.
 
     `on_answer_text` receives each streamed piece of answer text (used to speak sentences), on the
-    turn's own thread as it comes (`_produce`), whatever the page's pace.
+    turn's own thread as it comes (`_produce`), whatever the page's pace; `on_answer_end` is called
+    there when the turn has no more (its last sentence is complete).
     """
     number = len(state.turns) + 1
     shown = user_input if isinstance(user_input, str) else LISTENING
@@ -180,7 +182,7 @@ def run_turn(
     events: queue.Queue[Any] = queue.Queue()
     producer = threading.Thread(
         target=contextvars.copy_context().run,
-        args=(_produce, respond, state.session, user_input, cancel, events, on_answer_text),
+        args=(_produce, respond, state.session, user_input, cancel, events, marks, on_answer_text, on_answer_end),
         name="hark-turn",
         daemon=True,
     )
@@ -246,7 +248,9 @@ def _produce(
     user_input: str | AudioInput,
     cancel: threading.Event,
     events: queue.Queue[Any],
+    marks: dict[str, Any],
     on_answer_text: Callable[[str], None] | None,
+    on_answer_end: Callable[[], None] | None = None,
 ) -> None:
     """Run the turn on a thread of its own, handing its events to the page's generator, and the
     answer's text to `on_answer_text` the moment it comes: the speech never waits for the page to
@@ -254,6 +258,7 @@ def _produce(
     spoken = False  # answer text since the last restart
     try:
         for event in respond(session, user_input, cancel=cancel):
+            _mark(marks, event)
             if on_answer_text is not None:
                 if isinstance(event, Token):
                     on_answer_text(event.text)
@@ -266,6 +271,8 @@ def _produce(
     except BaseException as exc:  # noqa: BLE001 - raised again in the page's generator
         events.put(_Raised(exc))
     finally:
+        if on_answer_end is not None:
+            on_answer_end()
         events.put(_END)
 
 
@@ -289,11 +296,22 @@ def _fail(turn: _Turn, message: str) -> None:
 _MARKS = {Transcript: "transcript", Sources: "sources", Token: "first_token"}
 
 
-def _apply(turn: _Turn, event: Any) -> bool:
-    """Fold one event into the turn; True when something visible changed."""
+def _mark(marks: dict[str, Any], event: Any) -> None:
+    """When the turn reached each stage (the event's arrival, not its view), and from its trace
+    whether the early search was taken, its timings, and whether it was run ahead and adopted
+    (`ui.voice.VoiceState.marks`, read by bench.voice)."""
     name = _MARKS.get(type(event))
     if name is not None:
-        turn.marks.setdefault(name, now_ms())
+        marks.setdefault(name, now_ms())
+    if isinstance(event, Done) and isinstance(event.trace, dict) and event.trace:
+        trace = event.trace
+        if "prefetched" in trace:
+            marks.update(prefetched=trace["prefetched"], timings_ms=trace.get("timings_ms", {}))
+        marks["ahead"] = bool(trace.get("ahead", False))
+
+
+def _apply(turn: _Turn, event: Any) -> bool:
+    """Fold one event into the turn; True when something visible changed."""
     if isinstance(event, Transcript):
         turn.user_msg["content"] = f"🎙️ {event.text}"
         turn.view.question = event.text
@@ -315,11 +333,6 @@ def _apply(turn: _Turn, event: Any) -> bool:
         turn.notices.append(f"{icon} {event.text}")
     elif isinstance(event, Done):
         answer = event.answer
-        trace = event.trace if isinstance(event.trace, dict) else {}
-        if "prefetched" in trace:  # bench.voice: the early search was taken, and the turn's timings
-            turn.marks.update(prefetched=trace["prefetched"], timings_ms=trace.get("timings_ms", {}))
-        if trace:  # bench.voice: the turn was run ahead on the words of a pause and adopted
-            turn.marks["ahead"] = bool(trace.get("ahead", False))
         turn.view.answer = answer
         if turn.hits or answer.cited or answer.not_known:
             _render_evidence(turn, answer)

@@ -56,10 +56,13 @@ class SpeechQueue:
         self.marks: dict[str, Any] = {}  # the turn's stage times (ui.voice.VoiceState.marks)
         self.answer = 0  # its number in the tab's SpeechOutbox (0: not spoken)
         self._claimed = threading.Lock()  # one speech event per answer
+        self._finished = threading.Lock()
+        self._done = False
 
     def start_turn(self) -> None:
         """Forget anything left over from a stopped turn."""
         self._splitter = SentenceSplitter()
+        self._done = False
         while True:
             try:
                 self._queue.get_nowait()
@@ -72,6 +75,11 @@ class SpeechQueue:
                 self._queue.put(sentence)
 
     def finish(self) -> None:
+        """The answer has no more text: its last sentence is complete. Only the first call counts."""
+        with self._finished:
+            if self._done:
+                return
+            self._done = True
         for sentence in self._splitter.flush():
             if sentence.strip():
                 self._queue.put(sentence)

@@ -184,9 +184,12 @@ def test_the_answer_is_spoken_as_it_comes_even_while_the_page_is_slow_to_take_a_
         if len(heard) == 2:
             all_heard.set()
 
-    turns = run_turn(respond, ChatState(session=object()), "notice period?", on_answer_text=speak)
+    ended = threading.Event()
+    turns = run_turn(respond, ChatState(session=object()), "notice period?", on_answer_text=speak,
+                     on_answer_end=ended.set)
     next(turns)  # the page took the first view and is busy rendering it: nothing more is asked for
     assert all_heard.wait(5)  # the whole answer reached the speech meanwhile
+    assert ended.wait(5)  # and its end, so the last sentence is complete without waiting for the page
     assert heard == ["Two months", " [1]."]  # once each: Done's whole text is not spoken again
     views = list(turns)
     assert views[-1].messages[-1]["content"].startswith("Two months")

@@ -50,3 +50,16 @@ def test_a_new_turn_drops_what_a_stopped_turn_left():
     q.feed("Fresh answer. ")
     q.finish()
     assert list(q.sentences(timeout=1)) == ["Fresh answer."]
+
+
+def test_finishing_twice_ends_the_answer_once():
+    q = SpeechQueue()
+    q.feed("The deposit is returned within thirty days")
+    q.finish()  # the turn's thread: the answer is complete
+    q.feed(" and more")  # nothing counts after the end
+    q.finish()  # the page's generator ends later: no second end, no leftover
+    assert " ".join(q.sentences(timeout=1)) == "The deposit is returned within thirty days"
+    q.start_turn()
+    q.feed("Next answer.")
+    q.finish()
+    assert list(q.sentences(timeout=1)) == ["Next answer."]
