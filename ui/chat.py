@@ -271,9 +271,11 @@ def _produce(
     except BaseException as exc:  # noqa: BLE001 - raised again in the page's generator
         events.put(_Raised(exc))
     finally:
-        if on_answer_end is not None:
-            on_answer_end()
-        events.put(_END)
+        try:
+            if on_answer_end is not None:
+                on_answer_end()
+        finally:
+            events.put(_END)
 
 
 def _settle(turn: _Turn, user_input: str | AudioInput, cancel: threading.Event) -> bool:
