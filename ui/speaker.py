@@ -48,14 +48,14 @@ def wav_bytes(sample_rate: int, samples: np.ndarray) -> bytes:
 
 
 class SpeechQueue:
-    """Sentences of the running answer, from the chat turn to the audio event of the same tab."""
+    """Sentences of the running answer, from the chat turn to the tab's speech thread (`ui.app`)."""
 
     def __init__(self) -> None:
         self._queue: queue.Queue[object] = queue.Queue()
         self._splitter = SentenceSplitter()
         self.marks: dict[str, Any] = {}  # the turn's stage times (ui.voice.VoiceState.marks)
         self.answer = 0  # its number in the tab's SpeechOutbox (0: not spoken)
-        self._claimed = threading.Lock()  # one speech event per answer
+        self._claimed = threading.Lock()  # one speech thread per answer
         self._finished = threading.Lock()
         self._done = False
 

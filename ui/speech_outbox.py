@@ -1,6 +1,6 @@
 """The spoken sentences of a tab's latest answer, waiting for the page to fetch them in order.
 
-The tab's speech event (`ui.speaker.SpeechQueue.speak_into`) puts each sentence's WAV here as soon
+The tab's speech thread (`ui.speaker.SpeechQueue.speak_into`) puts each sentence's WAV here as soon
 as it is synthesised; the page long-polls `GET /hark/speech/{token}` (`ui/voice_routes.py`) for the
 next one and plays it itself (Web Audio, `ui/assets.py`), so nothing waits for Gradio's audio
 stream. Only the latest answer is kept: `begin` of a new answer ends the previous one, so the page
