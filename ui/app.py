@@ -84,11 +84,10 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
         state = ensure(state)
         speaking = bool(getattr(state.session, "speak_answers", False))
         speech = state.speech = SpeechQueue()
+        feed, end = (speech.feed, speech.finish) if speaking else (None, None)
         if speaking:  # the page hears of the new answer now (and drops the previous one's rest)
             speech.answer = state.voice.outbox.begin()
-        feed, end = (speech.feed, speech.finish) if speaking else (None, None)
-        if speaking:  # synthesis starts now, not after a round trip through the page
-            speak(state, speech)
+            speak(state, speech)  # synthesis starts now, not after a round trip through the page
         first = True
         try:
             for current in run_turn(assistant.respond, state, user_input, on_answer_text=feed, on_answer_end=end):

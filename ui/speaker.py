@@ -55,7 +55,6 @@ class SpeechQueue:
         self._splitter = SentenceSplitter()
         self.marks: dict[str, Any] = {}  # the turn's stage times (ui.voice.VoiceState.marks)
         self.answer = 0  # its number in the tab's SpeechOutbox (0: not spoken)
-        self._claimed = threading.Lock()  # one speech thread per answer
         self._finished = threading.Lock()
         self._done = False
 
@@ -105,9 +104,9 @@ class SpeechQueue:
     ) -> None:
         """Synthesise this answer's sentences into `outbox` as they come, until the answer ends or is
         no longer wanted there; marks when the first audio is ready. Returns at once for an answer
-        that is not spoken or already taken by another call."""
+        that is not spoken."""
         number = self.answer
-        if not number or not self._claimed.acquire(blocking=False):
+        if not number:
             return
         try:
             wanted = lambda: outbox.active(number)  # noqa: E731
