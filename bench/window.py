@@ -1,7 +1,8 @@
 """The encoder's window cut to the clip (`speech.streaming.window_margin_s`) against Whisper's full
 30-second window: word error rate and time of one pass, clip by clip on one model object.
 
-Clips: the LibriVox clips of pocketsphinx-testdata (human speech), and questions of the dev sets
+Clips: the LibriVox clips of pocketsphinx-testdata (human speech; as recorded, with 0.3 s of quiet
+each side, and with 1 s before and 0.3 s after), and questions of the dev sets
 (`../shared/data/eval`: xquad_en, nq_oracle, covid_faq; read there, never copied) spoken by Piper's
 voice and by eSpeak NG, each also with a low-passed hiss mixed in (~15 dB SNR) and 0.3 s of quiet
 each side, as a push-to-talk clip has. A cut pass refused for the full one counts in the cut row
@@ -74,7 +75,15 @@ def _pad_and_noise(src: Path, dst: Path, noisy: bool) -> np.ndarray:
 def clips(per_set: int, folder: Path) -> list[tuple[str, np.ndarray, str]]:
     from models.tts import Synthesiser
 
-    out = [(f"librivox-{i}", audio_io.load(c.path).samples, c.reference) for i, c in enumerate(librivox_clips())]
+    out = []
+    for i, c in enumerate(librivox_clips()):
+        speech = audio_io.load(c.path).samples
+        # as recorded, with the 0.3 s of quiet each side the other clips have, and with the 1 s
+        # before the speech that a hands-free utterance keeps: one fragile word ("ill-disposed")
+        # flips with the padding on every window, so each margin is judged on all three
+        for name, lead, trail in (("librivox", 0.0, 0.0), ("librivox+0.3", 0.3, 0.3), ("librivox+1.0", 1.0, 0.3)):
+            quiet = [np.zeros(int(audio_io.TARGET_RATE * sec), np.float32) for sec in (lead, trail)]
+            out.append((f"{name}-{i}", np.concatenate([quiet[0], speech, quiet[1]]), c.reference))
     piper = Synthesiser(TTSSettings(engine="piper"))
     for i, q in enumerate(questions(per_set)):
         spoken = piper.render(q)
