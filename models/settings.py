@@ -77,7 +77,7 @@ class StreamingSettings(_Strict):
     prefix_at_release: bool = False  # the pass at release decodes only after the committed words
     # the passes' encoder window: the buffer plus this margin, in whole seconds (models/short_window.py:
     # a fraction of a 30-second pass); None: Whisper's full 30-second window for every pass
-    window_margin_s: float | None = Field(10.0, ge=0)
+    window_margin_s: float | None = Field(6.0, ge=0)
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
     end_of_turn_ms: float = Field(600.0, ge=100)  # hands-free: silence that ends the user's turn

@@ -59,7 +59,7 @@ def decode_short(
     beam_size: int = 1,
     vad_filter: bool = True,
     prefix: str | None = None,
-    margin_s: float = 10.0,
+    margin_s: float = 6.0,
     max_seconds: float = 20.0,
 ) -> ShortPass | None:
     """One pass of a faster-whisper `WhisperModel` over 16 kHz mono float32 `samples` with a cut

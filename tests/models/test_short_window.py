@@ -6,10 +6,12 @@ import numpy as np
 
 from bench.wer import wer
 from models import audio as audio_io
+from models.settings import StreamingSettings
 from models.short_window import WINDOW_FRAMES, decode_short, window_frames
 from tests.audio_data import librivox_clips, shared_transcriber
 
 RATE = 16000
+MARGIN = StreamingSettings().window_margin_s  # the shipped margin
 
 
 def test_the_window_is_the_clip_and_the_margin_in_whole_seconds():
@@ -24,7 +26,7 @@ def test_a_cut_pass_hears_what_the_full_pass_hears():
     refs, full, cut = [], [], []
     for clip in librivox_clips():
         samples = audio_io.load(clip.path).samples
-        short = decode_short(model, samples, "en", margin_s=10.0)
+        short = decode_short(model, samples, "en", margin_s=MARGIN)
         assert short is not None
         assert short.frames < WINDOW_FRAMES and short.frames >= 100 * len(samples) / RATE
         assert short.avg_logprob is not None and -1.0 <= short.avg_logprob <= 0
@@ -37,11 +39,11 @@ def test_a_cut_pass_hears_what_the_full_pass_hears():
     assert wer(refs, cut) <= wer(refs, full) + 2 / words + 1e-9, (cut, full)
     # with the committed words forced as the prefix: the text holds them once, then the rest
     samples = audio_io.load(librivox_clips()[0].path).samples
-    short = decode_short(model, samples, "en", prefix="And Mr. John Dashwood", margin_s=10.0)
+    short = decode_short(model, samples, "en", prefix="And Mr. John Dashwood", margin_s=MARGIN)
     assert short is not None, "the cut pass was refused"
     assert short.text.lower().startswith("and mr. john dashwood had then leisure")
     assert short.text.lower().count("dashwood") == 1
-    assert tr.decode(samples, prefix="And Mr. John Dashwood", margin_s=10.0).text == short.text
+    assert tr.decode(samples, prefix="And Mr. John Dashwood", margin_s=MARGIN).text == short.text
 
 
 def test_a_pass_writing_more_than_its_speech_holds_is_refused(monkeypatch):
