@@ -177,6 +177,10 @@ class Components:
         from assistant.answerability import Answerability
 
         emb = self.embedder.get_or_none()  # the extractive answerer ranks sentences with it
+        if emb is not None:
+            # an answer embeds its sentences as one batch, on the embedder's batch session: made
+            # now, not in the first answer (~0.2 s)
+            emb.embed_documents(["Hark is warming up.", "The first answer is not the slow one."])
         return Answerer(
             self.cfg.llm,
             self.cfg.prompts,

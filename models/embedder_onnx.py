@@ -88,9 +88,9 @@ def _session(path: Path, threads: int) -> Any:
 
 class OnnxEncoder:
     """ONNX Runtime sessions on the exported pipeline. A single text (a query) runs on a session
-    with `threads` threads (1: on the caller's thread, no pool); a batch of several texts (ingest)
-    on a second session with `batch_threads`, created on first use, so a process that only answers
-    questions never holds it. `run` is thread-safe: one encoder serves every Hark session."""
+    with `threads` threads (1: on the caller's thread, no pool); a batch of several texts (ingest,
+    an answer's sentences) on a second session with `batch_threads`, created on first use (the
+    assistant's warm-up makes it). `run` is thread-safe: one encoder serves every Hark session."""
 
     name = "onnx"
 

@@ -264,3 +264,18 @@ def test_a_follow_up_keeps_the_path_of_the_question_it_follows(tmp_path, library
     assert next(e for e in events if isinstance(e, Sources)).hits[0].source_path == "handbook.md"
     # a greeting that is not a follow-up stays a greeting
     assert _events(a, s, "good morning")[0].label == "greeting"
+
+
+def test_an_answers_sentence_batch_runs_on_a_session_made_before_the_first_answer(tmp_path, library):
+    """Answerability embeds the top chunks' sentences as one batch, on the embedder's batch
+    session; building the answerer (the warm-up does) makes that session, so the first answer
+    does not pay for it."""
+    from knowledge.open_library import open_embedder
+
+    cfg = make_config(tmp_path, library)
+    emb = open_embedder(cfg.embedder)  # a fresh embedder: queries only so far
+    encoder = emb._model
+    assert encoder.batch_threads != encoder.threads and encoder._batch is None
+    a = Assistant(cfg, embedder=emb, store=library.store)
+    a.parts.answerer.get()
+    assert encoder._batch is not None
