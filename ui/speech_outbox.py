@@ -96,11 +96,15 @@ class SpeechOutbox:
 
     def peek(self, turn: int, n: int | None) -> Speech | None:
         """The answer to `GET ?turn=T&n=N` (`n` None: `?after=T`, i.e. wait for an answer newer
-        than T) if there is one now, else None."""
+        than T) if there is one now, else None. A newer answer whose first sentence is already
+        here (a "not known" answer, or one run ahead) is that sentence, not "begin": the page
+        starts the new answer either way, and saves a round trip."""
         with self._lock:
             a = self._answer
             if n is None:
-                return Speech(a.number, "begin") if a.number > turn else None
+                if a.number <= turn:
+                    return None
+                return Speech(a.number, "wav", 0, a.wavs[0]) if a.wavs else Speech(a.number, "begin")
             if a.number > turn:
                 return Speech(turn, "stopped")  # a newer answer replaced it
             if a.number < turn:

@@ -52,6 +52,9 @@ def test_a_new_answer_stops_the_old_one_and_its_leftovers_are_not_served():
     assert box.peek(old, 0).kind == "stopped" and box.peek(old, 1).kind == "stopped"
     assert box.peek(old, None).kind == "begin" and box.peek(old, None).turn == new
     assert box.peek(new, 0) is None  # waiting for its first sentence
+    assert box.put(new, b"new-0")  # there already: ?after=old gets it, not "begin" and a second poll
+    assert (box.peek(old, None).kind, box.peek(old, None).turn, box.peek(old, None).index) == ("wav", new, 0)
+    assert box.peek(new, None) is None
     assert box.stop(new) and box.peek(new, 0).kind == "stopped" and not box.stop(new)
 
 
