@@ -19,7 +19,7 @@ QUESTIONS = [
 # event runs → the turn starts → … → the first clause's WAV is ready → the page has fetched it →
 # decoded it → plays it
 STAGES = ("release", "send", "stt_done", "turn", "transcript", "sources", "first_token", "first_clause",
-          "audio_ready", "fetched", "decoded", "playing")
+          "audio_ready", "served", "fetched", "decoded", "playing")
 
 
 WATCH = """

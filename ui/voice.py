@@ -60,7 +60,7 @@ class VoiceState:
     vad_seen: int = 0  # the utterance's VAD frames at the previous barge-in decision
     cut_off_pending: bool = False  # mark the interrupted answer when the next turn starts
     # when each stage of the latest voice turn happened (epoch ms, `now_ms`): release, send,
-    # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready (bench.voice)
+    # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready, served (bench.voice)
     marks: dict[str, Any] = field(default_factory=dict)
     outbox: SpeechOutbox = field(default_factory=SpeechOutbox, repr=False)  # its spoken sentences, for the page
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

@@ -26,7 +26,7 @@ import numpy as np
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from ui.voice import VoiceLoop
+from ui.voice import VoiceLoop, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ def mount_voice_routes(app: Any, loop: VoiceLoop) -> None:
         except ValueError:
             return JSONResponse({"error": "turn, n and after must be integers"}, status_code=400)
         item = await voice.outbox.next(turn, n, SPEECH_WAIT_S)
+        if item is not None and item.kind == "wav" and item.index == 0:
+            voice.marks.setdefault("served", now_ms())  # the first sentence left the server (bench.voice)
         headers = {"Cache-Control": "no-store"}
         if item is None:
             return Response(status_code=204, headers={**headers, "X-Hark-Speech": "wait"})
