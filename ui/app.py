@@ -219,7 +219,7 @@ def build_app(assistant: Assistant, cfg: HarkConfig, *, server_folders: bool = T
                         with gr.Row():
                             with gr.Column(scale=1, min_width=240):
                                 controls = voice_controls()
-                            # the page plays spoken answers itself (ui/assets.py) and replays the last one
+                            # the page plays spoken answers itself (ui/player_assets.py) and replays the last one
                             gr.Button("🔊 Hear the answer again", size="sm", elem_id="hear-again")
                     with gr.Column(scale=2):
                         with gr.Group(visible=False, elem_id="viewer") as viewer:

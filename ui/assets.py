@@ -1,5 +1,7 @@
-"""Static CSS and the one small script of the app (a citation link scrolls to its source and opens
-the document at the cited passage)."""
+"""Static CSS and the app's scripts: a citation link scrolls to its source and opens the document at
+the cited passage; the voice loop's microphone; the spoken answers' player (ui/player_assets.py)."""
+
+from ui.player_assets import PLAYER_SCRIPT
 
 CSS = """
 #chat .hark-cite { font-weight: 600; text-decoration: none; color: #e8710a; cursor: pointer; }
@@ -155,9 +157,10 @@ HEAD = """
   function showPartial(html) { var el = q('#hark-partial'); if (el) { el.innerHTML = html || ''; } }
   function handle(reply) {
     if (!reply) { return; }
-    if (reply.hold) { holdPlayback(); }
-    if (reply.resume) { resumePlayback(); }
-    if (reply.barge) { note('barge-in'); stopPlayback(); }
+    var speech = window.harkSpeech;
+    if (reply.hold && speech) { speech.hold(); }
+    if (reply.resume && speech) { speech.resume(); }
+    if (reply.barge) { note('barge-in'); if (speech) { speech.stop(); } }
     if (reply.turn) {
       note('turn'); showPartial('');
       var b = q('#voice-send'); if (b) { b.click(); }
@@ -172,7 +175,7 @@ HEAD = """
     if (holding || rec.handsFree) { return; }
     holding = true; note('press');
     var b = q('#ptt'); if (b) { b.classList.add('hark-holding'); }
-    stopPlayback();
+    if (window.harkSpeech) { window.harkSpeech.stop(); }
     start();
   }
   function release() {
@@ -203,124 +206,12 @@ HEAD = """
   }, true);
   window.harkHandsFree = function (on) {
     note(on ? 'hands-free-on' : 'hands-free-off');
+    if (window.harkSpeech) { window.harkSpeech.awake(on); }
     if (on && !rec.handsFree) { rec.handsFree = true; start(); }
     if (!on && rec.handsFree) { rec.handsFree = false; rec.on = false; send(true, true); closeMic(); }
   };
-
-  /* spoken answers: each sentence's WAV is fetched from /hark/speech/{token} as soon as the server
-     has it (a long poll), decoded and scheduled on one AudioContext right after the previous one
-     (no gap, no overlap). A hold suspends the context, a resume resumes it; a stop (barge-in,
-     push-to-talk, Stop) drops that answer's sentences, here and on the server. The server is told
-     when Hark is (not) speaking; window.harkPlayer is the player's state (the tests read it). */
-  var p = window.harkPlayer = {ctx: null, turn: 0, next: -1, cut: 0, sources: [], endAt: 0,
-                               sounding: false, held: false, last: [], decoding: Promise.resolve()};
-  function report(state) {
-    if (token()) { fetch('/hark/mic/' + encodeURIComponent(token()) + '/playback?state=' + state, {method: 'POST'}); }
-  }
-  function audio() { if (!p.ctx) { p.ctx = new AudioContext(); } return p.ctx; }
-  function wake() { var c = audio(); if (c.state === 'suspended' && !p.held) { c.resume(); } }
-  ['pointerdown', 'keydown'].forEach(function (name) {  /* a user gesture lets the page make sound */
-    document.addEventListener(name, function () {
-      var speak = q('#speak input');
-      if (p.ctx || (speak && speak.checked)) { wake(); }
-    }, true);
-  });
-  function idle() {  /* an answer's last sentence ended: the context stops rendering silence */
-    setTimeout(function () {
-      if (p.ctx && !p.sounding && !p.held && p.next < 0 && p.ctx.state === 'running') { p.ctx.suspend(); }
-    }, 2000);
-  }
-  function started() {
-    if (p.held) { return; }
-    var c = audio();
-    var go = function () { if (p.sounding && !p.held) { note('playing', {at: c.currentTime}); report('playing'); } };
-    if (c.state === 'running') { go(); } else { c.resume().then(go); }
-  }
-  function schedule(buf) {
-    var c = audio(), src = c.createBufferSource();
-    src.buffer = buf; src.connect(c.destination);
-    var at = Math.max(c.currentTime, p.endAt);
-    src.start(at); p.endAt = at + buf.duration; p.sources.push(src);
-    src.onended = function () {
-      var i = p.sources.indexOf(src);
-      if (i < 0) { return; }  /* stopped */
-      p.sources.splice(i, 1);
-      if (!p.sources.length && p.sounding) { p.sounding = false; note('ended'); report('idle'); idle(); }
-    };
-    if (!p.sounding) { p.sounding = true; started(); }
-  }
-  function silence() {  /* stop what is scheduled; true if something was playing or held */
-    var was = p.sounding || p.held, s = p.sources;
-    p.sources = []; p.sounding = false; p.endAt = 0;
-    s.forEach(function (src) { try { src.stop(); } catch (e) { /* not started */ } });
-    if (p.held) { p.held = false; if (p.ctx) { p.ctx.resume(); } }
-    return was;
-  }
-  function enqueue(turn, data) {
-    var c = audio();
-    p.decoding = p.decoding.then(function () {
-      return c.decodeAudioData(data).then(function (buf) {
-        if (turn !== p.turn || turn === p.cut) { return; }
-        note('decoded', {seconds: buf.duration});
-        p.last.push(buf); schedule(buf);
-      }, function () { note('decode-error'); });
-    });
-  }
-  function newAnswer(turn) {  /* ahead of its first sentence: the context is running by then */
-    if (silence()) { note('ended'); report('idle'); }
-    p.turn = turn; p.last = []; wake();
-  }
-  function speechLoop() {
-    if (!token()) { setTimeout(speechLoop, 200); return; }
-    var url = '/hark/speech/' + encodeURIComponent(token()) +
-              (p.next < 0 ? '?after=' + p.turn : '?turn=' + p.turn + '&n=' + p.next);
-    fetch(url, {cache: 'no-store'}).then(function (r) {
-      if (!r.ok) { throw new Error('speech ' + r.status); }
-      var turn = +r.headers.get('X-Hark-Turn'), kind = r.headers.get('X-Hark-Speech');
-      if (r.status === 204) {
-        if (kind === 'begin') { newAnswer(turn); p.next = 0; }
-        else if (kind === 'end' || kind === 'stopped') {
-          if (kind === 'stopped' && turn === p.turn && turn !== p.cut) { p.cut = turn; if (silence()) { note('stopped'); report('idle'); } }
-          p.next = -1;
-        }
-        speechLoop(); return;
-      }
-      return r.arrayBuffer().then(function (data) {
-        note('fetched');
-        if (turn > p.turn) { newAnswer(turn); }
-        p.next = +r.headers.get('X-Hark-Index') + 1;
-        speechLoop();
-        if (turn !== p.cut) { enqueue(turn, data); }
-      });
-    }).catch(function () { setTimeout(speechLoop, 1000); });
-  }
-  speechLoop();
-  function holdPlayback() {  /* also keeps the next sentence quiet if it arrives before the resume */
-    p.held = true; note('hold');
-    if (p.ctx) { p.ctx.suspend(); }
-    if (p.sounding) { note('pause'); report('idle'); }
-  }
-  function resumePlayback() {
-    p.held = false; note('resume');
-    if (p.sounding) { started(); } else if (p.ctx) { p.ctx.resume(); }
-  }
-  function stopPlayback() {
-    var turn = p.turn;
-    if (turn && turn !== p.cut) {
-      p.cut = turn;
-      if (token()) { fetch('/hark/speech/' + encodeURIComponent(token()) + '/stop?turn=' + turn, {method: 'POST'}); }
-    }
-    if (silence()) { note('cut'); report('idle'); idle(); }
-  }
-  document.addEventListener('click', function (ev) {
-    var el = ev.target && ev.target.closest ? ev.target : null;
-    if (el && el.closest('#stop')) { stopPlayback(); }
-    if (el && el.closest('#hear-again')) {
-      var bufs = p.last.slice();
-      if (silence()) { note('ended'); report('idle'); }
-      bufs.forEach(schedule);
-    }
-  }, true);
 })();
 </script>
 """
+
+HEAD += PLAYER_SCRIPT

@@ -2,7 +2,7 @@
 
 The tab's speech thread (`ui.speaker.SpeechQueue.speak_into`) puts each sentence's WAV here as soon
 as it is synthesised; the page long-polls `GET /hark/speech/{token}` (`ui/voice_routes.py`) for the
-next one and plays it itself (Web Audio, `ui/assets.py`), so nothing waits for Gradio's audio
+next one and plays it itself (Web Audio, `ui/player_assets.py`), so nothing waits for Gradio's audio
 stream. Only the latest answer is kept: `begin` of a new answer ends the previous one, so the page
 never plays an old answer's leftovers.
 

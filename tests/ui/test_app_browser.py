@@ -263,12 +263,20 @@ def test_stop_cancels_a_running_answer(browser, slow_llm_app):
     ctx.close()
 
 
-def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path):
-    """The page fetches each spoken sentence's WAV from the speech route and plays it itself: it
-    decodes more than a second of audio and its AudioContext's clock runs on while that plays. The
-    route serves real speech (Hark's own speech-to-text hears it), says when the answer ends, and
-    knows no other token. The answer can be heard again, and Stop silences it."""
-    ctx, page = _open(browser, hark_app.url)
+@pytest.mark.parametrize("player", ["worklet", "buffers"])
+def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path, player):
+    """The page's worker fetches each spoken sentence's WAV from the speech route and the page plays
+    it: on the audio thread (an AudioWorklet), or where there is none (a page served over plain http
+    from another computer) as AudioBuffers on the main thread. It reads more than a second of audio
+    and its AudioContext's clock runs on while that plays. The route serves real speech (Hark's own
+    speech-to-text hears it), says when the answer ends, and knows no other token. The answer can be
+    heard again, and Stop silences it."""
+    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    if player == "buffers":
+        ctx.add_init_script("delete window.AudioWorkletNode;")
+    page = ctx.new_page()
+    page.goto(hark_app.url)
+    page.locator("#question textarea").wait_for()
     wavs: list[str] = []
     page.on("response", lambda r: wavs.append(r.url) if "/hark/speech/" in r.url and r.status == 200 else None)
     page.get_by_role("tab", name="Settings").click()
@@ -290,6 +298,7 @@ def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path):
                  === harkVoiceLog.filter(e => e.kind === 'fetched').length""",
         timeout=ANSWER_TIMEOUT,
     )
+    assert page.evaluate("(harkVoiceLog.find(e => e.kind === 'player') || {}).how") == player
     decoded = page.evaluate("harkVoiceLog.filter(e => e.kind === 'decoded').map(e => e.seconds)")
     assert sum(decoded) > 1.0 and len(wavs) == len(decoded), (decoded, wavs)
     token = page.evaluate("document.querySelector('#voice-token textarea, #voice-token input').value")
