@@ -65,6 +65,14 @@ _PHRASE_STARTS = {
     "via", "unless", "because", "although", "though", "while", "whereas", "if", "when", "where",
     "which", "who", "whose", "and", "or", "but", "so",
 }  # fmt: skip
+# from `determiner_words` words a first clause may also end right before an article or another
+# determiner, which opens a noun phrase, when the clause ends on a noun phrase of two words ("must
+# give the landlord | a written notice"): after a verb, or sooner, that would part a verb from its
+# object ("the tenant pays | the landlord", "must give | the landlord")
+_DETERMINERS = {
+    "a", "an", "the", "this", "these", "those", "my", "your", "his", "her", "its", "our", "their",
+    "each", "every",
+}  # fmt: skip
 _NUMBER_WORDS = set(
     "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty "
     "sixty seventy eighty ninety hundred thousand million billion half quarter few several many".split()
@@ -80,12 +88,18 @@ class SentenceSplitter:
     (it holds the buffer)."""
 
     def __init__(
-        self, max_chars: int = 300, first_clause_words: int = 8, min_clause_words: int = 3, phrase_words: int = 4
+        self,
+        max_chars: int = 300,
+        first_clause_words: int = 8,
+        min_clause_words: int = 3,
+        phrase_words: int = 4,
+        determiner_words: int = 6,
     ) -> None:
         self.max_chars = max_chars
         self.first_clause_words = first_clause_words  # 0: no early first clause, sentences only
         self.min_clause_words = min_clause_words
         self.phrase_words = phrase_words  # 0: the first clause never ends before a phrase
+        self.determiner_words = determiner_words  # 0: … nor before a determiner
         self._buf = ""
         self._spoken_words = 0  # words released so far: the first clause ends once there are enough
 
@@ -138,6 +152,7 @@ class SentenceSplitter:
         (white space after them) count, so the result does not depend on the chunking."""
         buf = self._buf
         words = 0
+        before = ""  # the complete word before this one (lower case)
         for m in _WORD.finditer(buf):
             if m.end() == len(buf):
                 return None  # the word may go on
@@ -152,6 +167,14 @@ class SentenceSplitter:
                 buf, m.end(), bare
             ):
                 return m.end()
+            if (
+                self.determiner_words
+                and self.determiner_words <= words < self.first_clause_words
+                and before in _DETERMINERS
+                and _before_phrase(buf, m.end(), bare, _DETERMINERS)
+            ):
+                return m.end()
+            before = bare.lower()
             if words >= self.first_clause_words + 4 or (
                 words >= self.first_clause_words and not _leans(bare)
             ):
@@ -244,15 +267,16 @@ def _leans(word: str) -> bool:
     return word.endswith(".") and len(word) <= 3  # "J." "Dr." "No."
 
 
-def _before_phrase(buf: str, end: int, word: str) -> bool:
-    """`word` (ending at `end`) can close a first clause because the next word, complete, opens a
-    phrase of its own: "returned | within thirty days". False until that word has arrived."""
+def _before_phrase(buf: str, end: int, word: str, starts: set[str] = _PHRASE_STARTS) -> bool:
+    """`word` (ending at `end`) can close a first clause because the next word, complete, is one of
+    `starts` and opens a phrase of its own: "returned | within thirty days". False until that word
+    has arrived."""
     if not word[-1:].isalpha() or _leans(word):
         return False
     nxt = _WORD.search(buf, end)
     if nxt is None or nxt.end() == len(buf):
         return False
-    return nxt.group().lower() in _PHRASE_STARTS
+    return nxt.group().lower() in starts
 
 
 def _next_visible(buf: str, k: int) -> str | None:

@@ -47,8 +47,10 @@ CLAUSES_EXPECTED = [
 ]
 
 
-def _split(chunks: list[str], first_clause_words: int = 8, phrase_words: int = 4) -> list[str]:
-    s = SentenceSplitter(first_clause_words=first_clause_words, phrase_words=phrase_words)
+def _split(chunks: list[str], first_clause_words: int = 8, phrase_words: int = 4, determiner_words: int = 6) -> list[str]:
+    s = SentenceSplitter(
+        first_clause_words=first_clause_words, phrase_words=phrase_words, determiner_words=determiner_words
+    )
     out = [sentence for c in chunks for sentence in s.feed(c)]
     return out + s.flush()
 
@@ -118,9 +120,9 @@ def test_a_first_clause_of_four_words_or_more_ends_before_a_phrase():
         "Tenants in the building",
         "on the corner of the street pay 950 euros in rent.",
     ]
-    # not before "to" or an article, never after a word that leans on the next, a number, or a
-    # word with a citation: the eight-word rule decides then
-    assert _split(["The tenant wants to give the landlord a written notice of two months [1]."]) == [
+    # not before "to" or (under six words) an article, never after a word that leans on the next,
+    # a number, or a word with a citation: the eight-word rule decides then
+    assert _split(["The tenant wants to give the landlord a written notice of two months [1]."], determiner_words=0) == [
         "The tenant wants to give the landlord a written",
         "notice of two months.",
     ]
@@ -136,6 +138,28 @@ def test_a_first_clause_of_four_words_or_more_ends_before_a_phrase():
     s = SentenceSplitter()
     assert s.feed("The deposit is returned in") == []
     assert s.feed("side the month. ") == ["The deposit is returned inside the month."]
+
+
+def test_a_first_clause_of_six_words_or_more_ends_before_a_determiner():
+    """An article or another determiner opens a noun phrase: from `determiner_words` words the first
+    clause may end right before it, where the eight-word rule would part an adjective from its noun
+    ("a written | notice"). Sooner it would part a verb from its object, so it does not."""
+    assert _split(["The tenant wants to give the landlord a written notice of two months [1]."]) == [
+        "The tenant wants to give the landlord",
+        "a written notice of two months.",
+    ]
+    assert _split(["You must give the landlord a written notice period of two months."]) == [
+        "You must give the landlord a written notice",
+        "period of two months.",
+    ]
+    assert _split(["The amount that the tenant pays the landlord each month is fixed."]) == [
+        "The amount that the tenant pays the landlord",
+        "each month is fixed.",
+    ]
+    # the next word decides only once it is complete ("the" or "three")
+    s = SentenceSplitter()
+    assert s.feed("The tenant wants to give the landlord th") == []
+    assert s.feed("ree letters. ") == ["The tenant wants to give the landlord three letters."]
 
 
 def test_a_short_first_sentence_is_followed_by_a_first_clause():
