@@ -12,9 +12,11 @@ Per engine, interleaved in one run (medians over the rounds):
   whole sentences only.
 
 `--first-piece` compares, for Piper only, where the first piece ends: before a phrase from 4 words
-(the default) against the word count alone (~8 words): first audio from the first token, the first
-piece's synthesis, and the gaps while the answer plays (a piece not synthesised when the one
-before has finished playing).
+or a determiner from 6 (the default), without the determiner rule, and the word count alone (~8
+words): first audio from the first token, the first piece's synthesis, and the gaps while the
+answer plays (a piece not synthesised when the one before has finished playing).
+`--first-piece-rules N` counts how often each early-end rule changes the first piece of the first N
+passages of four dev sets (real sentences; nothing is synthesised).
 """
 
 from __future__ import annotations
@@ -91,7 +93,11 @@ def _played(synth: Synthesiser, text: str, splitter: SentenceSplitter) -> tuple[
 def _first_piece_ab(rounds: int) -> int:
     synth = Synthesiser(TTSSettings())
     synth.warm_up()
-    variants = {"before a phrase from 4 words (default)": {}, "word count alone (~8)": {"phrase_words": 0}}
+    variants = {
+        "before a phrase from 4 words, a determiner from 6 (default)": {},
+        "not before a determiner": {"determiner_words": 0},
+        "word count alone (~8)": {"phrase_words": 0, "determiner_words": 0},
+    }
     answers = [" ".join(SENTENCES[:2]), " ".join(SENTENCES[2:]), *SENTENCES]
     rows: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     load_before = load_average()
@@ -111,12 +117,39 @@ def _first_piece_ab(rounds: int) -> int:
     return 0
 
 
+def _first_piece_rules(limit: int) -> int:
+    """How often each first-clause rule changes the first piece of real text: the first sentences of
+    the dev sets' passages (no synthesis)."""
+    from bench.common import EVAL
+
+    def first(text: str, **kw: int) -> str:
+        splitter = SentenceSplitter(**kw)
+        pieces = [p for word in text.split(" ") for p in splitter.feed(word + " ")] + splitter.flush()
+        return pieces[0] if pieces else ""
+
+    rules = {"before a determiner from 6 words": {"determiner_words": 0}, "before a phrase from 4 words": {"phrase_words": 0}}
+    print("| set | passages | words in the first piece, mean | " + " | ".join(f"changed by '{r}'" for r in rules) + " |")
+    print("|---|---:|---:|" + "---:|" * len(rules))
+    for name in ("xquad_en", "nq_oracle", "medquad_liveqa", "covid_faq"):
+        with open(EVAL / name / "corpus.jsonl", encoding="utf-8") as f:
+            texts = [json.loads(line)["text"][:600] for _, line in zip(range(limit), f, strict=False)]
+        pieces = [first(t) for t in texts]
+        changed = [sum(first(t, **kw) != p for t, p in zip(texts, pieces, strict=True)) for kw in rules.values()]
+        words = statistics.mean(len(p.split()) for p in pieces)
+        print(f"| {name} | {len(texts)} | {words:.1f} | " + " | ".join(str(c) for c in changed) + " |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", dest="json_out", default=None)
     ap.add_argument("--first-piece", action="store_true", help="Piper: where the first piece ends, A/B")
+    ap.add_argument("--first-piece-rules", type=int, metavar="N", help="how often each first-clause rule "
+                    "changes the first piece of N passages of each dev set (no synthesis)")
     args = ap.parse_args(argv)
+    if args.first_piece_rules:
+        return _first_piece_rules(args.first_piece_rules)
     if args.first_piece:
         return _first_piece_ab(args.rounds)
 
