@@ -127,7 +127,7 @@ function loop() {
       if (!w) { post({kind: 'decode-error'}); return; }
       var x = resample(w.x, w.rate, s.rate), rate = s.rate || w.rate;
       if (s.out) { s.out.postMessage({kind: 'pcm', turn: turn, x: x}); }
-      post({kind: 'decoded', turn: turn, seconds: w.x.length / w.rate, x: x, rate: rate});
+      post({kind: 'decoded', turn: turn, seconds: w.x.length / w.rate, x: x, rate: rate, played: !!s.out});
     });
   }).catch(function () { setTimeout(loop, 1000); });
 }
@@ -253,7 +253,7 @@ PLAYER_SCRIPT = (
       if (d.turn !== p.turn || d.turn === p.cut) { return; }
       var item = {x: d.x, rate: d.rate};
       p.last.push(item);
-      if (!p.node || d.rate !== p.ctx.sampleRate) { schedule(item); }  /* else the worklet has it */
+      if (!d.played) { schedule(item); }  /* the worker had no worklet yet (or there is none) */
       else if (p.ctx.state === 'suspended' && !p.held) { wake(); }
     } else if (d.kind === 'playing') { playing(d.t, d.at); }
     else if (d.kind === 'ended') { ended(d.t, d.cut); }
