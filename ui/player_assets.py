@@ -13,8 +13,8 @@ awake); `window.harkPlayer` is the player's state, which the tests read.
 import json
 
 # On the audio thread: a queue of sample blocks for the newest answer, played without gaps. It
-# tells the worker (or, before the worker is attached, the page) when sound starts and when the
-# queue runs dry, with the audio clock's time.
+# tells the worker when sound starts and when the queue runs dry, with the audio clock's time (the
+# worker's port reaches it before any samples can: first on the same port, or through the worker).
 WORKLET = r"""
 registerProcessor('hark-player', class extends AudioWorkletProcessor {
   constructor() {
@@ -34,7 +34,7 @@ registerProcessor('hark-player', class extends AudioWorkletProcessor {
     this.q.push(d.x);
   }
   quiet(cut) { if (this.on) { this.on = false; this.tell({kind: 'ended', cut: cut, turn: this.turn}); } }
-  tell(m) { m.at = currentTime; (this.feed || this.port).postMessage(m); }
+  tell(m) { m.at = currentTime; if (this.feed) { this.feed.postMessage(m); } }
   process(inputs, outputs) {
     var out = outputs[0], ch = out[0], i = 0;
     while (i < ch.length && this.q.length) {
@@ -166,7 +166,6 @@ PLAYER_SCRIPT = (
         URL.revokeObjectURL(url);
         var node = new AudioWorkletNode(c, 'hark-player', {numberOfInputs: 0, numberOfOutputs: 1, outputChannelCount: [1]});
         node.connect(c.destination);
-        node.port.onmessage = fromWorklet;  /* until the worker is attached */
         var channel = new MessageChannel();
         node.port.postMessage({kind: 'port', port: channel.port1}, [channel.port1]);
         p.worker.postMessage({kind: 'worklet', port: channel.port2, rate: c.sampleRate}, [channel.port2]);
@@ -192,20 +191,15 @@ PLAYER_SCRIPT = (
       if (p.ctx && !p.awake && !p.sounding && !p.held && p.next < 0 && p.ctx.state === 'running') { p.ctx.suspend(); }
     }, 2000);
   }
-  function playing(t, at) {
+  function playing(t, at) {  /* the worklet started: `t` on the worker's clock */
     p.sounding = true;
-    if (!p.held) { log.push({kind: 'playing', t: t || Date.now(), at: at}); }
+    if (!p.held) { log.push({kind: 'playing', t: t, at: at}); }
   }
   function ended(t, cut) {
     if (!p.sounding) { return; }
     p.sounding = false;
-    if (!cut) { log.push({kind: 'ended', t: t || Date.now()}); }
+    if (!cut) { log.push({kind: 'ended', t: t}); }
     idle();
-  }
-  function fromWorklet(ev) {  /* only before the worker is attached (then the worker relays these) */
-    var d = ev.data;
-    if (d.kind === 'start') { report('playing'); playing(0, d.at); }
-    if (d.kind === 'ended') { report('idle'); ended(0, d.cut); }
   }
   function started() {  /* the buffer player, and a resume */
     if (p.held) { return; }
@@ -227,9 +221,9 @@ PLAYER_SCRIPT = (
     };
     if (!p.sounding) { p.sounding = true; started(); }
   }
-  function play(item, replay) {
+  function replay(item) {  /* "Hear the answer again": a copy, the kept samples stay */
     if (p.node && item.rate === p.ctx.sampleRate) {
-      p.node.port.postMessage({kind: 'pcm', turn: p.turn, x: replay ? item.x.slice() : item.x, replay: !!replay});
+      p.node.port.postMessage({kind: 'pcm', turn: p.turn, x: item.x.slice(), replay: true});
     } else { schedule(item); }
   }
   function silence() {  /* stop what is playing; true if something was playing or held */
@@ -300,7 +294,7 @@ PLAYER_SCRIPT = (
     if (el && el.closest('#hear-again')) {
       var items = p.last.slice();
       if (silence()) { note('ended'); report('idle'); }
-      items.forEach(function (item) { play(item, true); });
+      items.forEach(replay);
       if (!p.node || !items.length) { return; }
       wake();
     }

@@ -42,8 +42,10 @@ def slow_llm_app(hark_app):
             yield url, server
 
 
-def _open(browser, url):
+def _open(browser, url, init_script: str | None = None):
     ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    if init_script:
+        ctx.add_init_script(init_script)
     page = ctx.new_page()
     page.goto(url)
     page.locator("#question textarea").wait_for()
@@ -271,12 +273,7 @@ def test_spoken_answers_play_sentence_audio(browser, hark_app, tmp_path, player)
     and its AudioContext's clock runs on while that plays. The route serves real speech (Hark's own
     speech-to-text hears it), says when the answer ends, and knows no other token. The answer can be
     heard again, and Stop silences it."""
-    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
-    if player == "buffers":
-        ctx.add_init_script("delete window.AudioWorkletNode;")
-    page = ctx.new_page()
-    page.goto(hark_app.url)
-    page.locator("#question textarea").wait_for()
+    ctx, page = _open(browser, hark_app.url, "delete window.AudioWorkletNode;" if player == "buffers" else None)
     wavs: list[str] = []
     page.on("response", lambda r: wavs.append(r.url) if "/hark/speech/" in r.url and r.status == 200 else None)
     page.get_by_role("tab", name="Settings").click()
