@@ -3,10 +3,9 @@
 A Worker long-polls `/hark/speech/{token}` for each sentence, reads the WAV's samples and hands
 them to an AudioWorklet, which plays them back to back on the audio thread. Neither waits for the
 page's main thread, which is busiest exactly when the first sentence comes: it renders the turn's
-transcript, sources and answer then (a "not known" answer's WAV waited 50–170 ms there for a
-fetch callback and `decodeAudioData`). Where there is no AudioWorklet (a page served over plain
-http from another computer is not a secure context) the main thread plays the same samples as
-AudioBuffers. `window.harkSpeech` is what the microphone script calls (hold, resume, stop, keep
+transcript, sources and answer then (docs/voice.md has the measured difference). Where there is
+no AudioWorklet (a page served over plain http from another computer is not a secure context) the
+main thread plays the same samples as AudioBuffers. `window.harkSpeech` is what the microphone script calls (hold, resume, stop, keep
 awake); `window.harkPlayer` is the player's state, which the tests read.
 """
 
