@@ -339,7 +339,8 @@ class StreamingTranscriber:
 
     def _transcript(self) -> StreamResult:
         t0 = time.perf_counter()
-        margin = int(self.settings.cover_margin_ms * RATE / 1000)
+        cover = self.settings.cover_margin_ms
+        margin = int((self.settings.pause_ms if cover is None else cover) * RATE / 1000)
         with self._cond:
             self._finishing = True
             inflight = self._inflight_end

@@ -217,3 +217,27 @@ def test_the_pass_in_the_pause_follows_a_running_partial_pass():
     assert [m.kind for m in result.timeline if m.kind != "partial"] == ["pause"]
     margin = StreamingSettings().window_margin_s  # the stream's passes, the same window
     assert result.text == main.model.decode(np.concatenate([samples, _silence(0.3)]), margin_s=margin).text
+
+
+@pytest.mark.parametrize("cover_margin_ms, final", [(None, "none"), (300.0, "full")])
+def test_the_pass_in_a_short_pause_is_the_transcript_unless_a_longer_margin_is_asked(question, cover_margin_ms, final):
+    """The pass starts once the silence reaches `pause_ms`, so it covers that much past the speech:
+    by default that is enough for the transcript (no pass at the end); a `cover_margin_ms` longer
+    than the pause asks for one more pass over the whole buffer at the end."""
+    main = _Timed("tiny.en")
+    settings = StreamingSettings(cover_margin_ms=cover_margin_ms)
+    st = StreamingTranscriber(main, settings)
+    spoken = question[: np.flatnonzero(np.abs(question) > 0.02)[-1] + 1]  # no trailing silence
+    st.feed(np.concatenate([_silence(0.3), spoken]), RATE)
+    deadline = time.monotonic() + 60
+    while not main.started:  # the pause grows frame by frame until its pass starts
+        assert time.monotonic() < deadline, "no pass in the pause"
+        st.feed(_silence(0.032), RATE)
+        time.sleep(0.01)
+    assert st.vad.silence_ms < settings.pause_ms + 200
+    _wait(st, 1)
+    st.feed(_silence(0.4), RATE)  # the rest of the endpoint's silence
+    st.end()
+    result = st.finish()
+    assert result.final_pass == final, result.timeline
+    assert "notice" in result.text.lower()
