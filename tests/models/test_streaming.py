@@ -225,7 +225,7 @@ def test_the_pass_in_a_short_pause_is_the_transcript_unless_a_longer_margin_is_a
     by default that is enough for the transcript (no pass at the end); a `cover_margin_ms` longer
     than the pause asks for one more pass over the whole buffer at the end."""
     main = _Timed("tiny.en")
-    settings = StreamingSettings(cover_margin_ms=cover_margin_ms)
+    settings = StreamingSettings(cover_margin_ms=cover_margin_ms, interval_s=60)  # no pass while speaking
     st = StreamingTranscriber(main, settings)
     spoken = question[: np.flatnonzero(np.abs(question) > 0.02)[-1] + 1]  # no trailing silence
     st.feed(np.concatenate([_silence(0.3), spoken]), RATE)
@@ -240,4 +240,5 @@ def test_the_pass_in_a_short_pause_is_the_transcript_unless_a_longer_margin_is_a
     st.end()
     result = st.finish()
     assert result.final_pass == final, result.timeline
+    assert result.timeline[0].kind == "pause", result.timeline
     assert "notice" in result.text.lower()
