@@ -65,8 +65,9 @@ class StreamingSettings(_Strict):
 
     interval_s: float = Field(1.0, gt=0)  # new audio between two passes while the user speaks
     pause_ms: float = Field(100.0, ge=0)  # a pause this long starts a pass of the main model (usually the last one)
-    # the last pass must reach this far past the speech to be the transcript; None: `pause_ms`. A margin
-    # longer than the pause makes every pass in a pause too short, so the end waits for one more pass
+    # the last pass must reach this far past the speech to be the transcript; None: what a pass in the
+    # pause reaches (`pause_ms` in whole 32 ms VAD frames). A margin longer than the pause makes every
+    # pass in a pause too short, so the end waits for one more pass
     cover_margin_ms: float | None = Field(None, ge=0)
     tail_model: str | None = None  # a second model for the pass at release (e.g. tiny.en); None: the same
     # a smaller model for the passes while the user speaks (the live transcript only; e.g. tiny.en):

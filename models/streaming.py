@@ -28,6 +28,7 @@ stream is the one the whole clip would give, up to the last pass's cut (bench: `
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 import time
@@ -39,7 +40,7 @@ import numpy as np
 from models import audio as audio_io
 from models.settings import StreamingSettings
 from models.speech import Decoded, SpeechInputError, Transcriber
-from models.vad import RATE, VoiceActivity
+from models.vad import FRAME, FRAME_MS, RATE, VoiceActivity
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +228,19 @@ class StreamingTranscriber:
         return self._parts[0] if self._parts else np.zeros(0, np.float32)
 
     # ---- the background passes ----------------------------------------------------------------
+    def _pause_samples(self) -> int:
+        """The pause that starts a pass, in samples: the VAD counts it in whole frames, so a pass
+        in a pause of 100 ms starts after 4 frames (128 ms) and covers at least that."""
+        return math.ceil(self.settings.pause_ms / FRAME_MS) * FRAME
+
+    def _margin(self) -> int:
+        """How far past the last speech (in samples) a pass must reach to be the transcript. By
+        default what a pass in the pause covers: a pass that started before the pause was long
+        enough (while speaking, without a partial model) then leaves the transcript, and the turn
+        run ahead, to the pass in the pause."""
+        cover = self.settings.cover_margin_ms
+        return self._pause_samples() if cover is None else int(cover * RATE / 1000)
+
     def _in_pause(self) -> bool:
         return not self.vad.speaking and self.vad.silence_ms >= self.settings.pause_ms
 
@@ -244,7 +258,7 @@ class StreamingTranscriber:
         if self._inflight_partial:
             return False  # two passes at once on two cores (beside a browser) end later than in turn
         covered = self._main[1] if self._main is not None else 0  # by the main model
-        return covered < self._speech_end() + int(self.settings.pause_ms * RATE / 1000)  # a pause
+        return covered < self._speech_end() + self._pause_samples()  # a pause
 
     def _loop(self, partial: bool) -> None:
         """The passes of one model: the main model's (in a pause; also while speaking when there is
@@ -339,8 +353,7 @@ class StreamingTranscriber:
 
     def _transcript(self) -> StreamResult:
         t0 = time.perf_counter()
-        cover = self.settings.cover_margin_ms
-        margin = int((self.settings.pause_ms if cover is None else cover) * RATE / 1000)
+        margin = self._margin()
         with self._cond:
             self._finishing = True
             inflight = self._inflight_end
