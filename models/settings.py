@@ -81,6 +81,10 @@ class StreamingSettings(_Strict):
     # the passes' encoder window: the buffer plus this margin, in whole seconds (models/short_window.py:
     # a fraction of a 30-second pass); None: Whisper's full 30-second window for every pass
     window_margin_s: float | None = Field(6.0, ge=0)
+    # the page posts the microphone's samples every ~100 ms; while the speech pauses and the next
+    # frames decide something (the pass in the pause, hands-free's end of turn) and no pass of the
+    # main model runs, every `pause_chunk_ms` instead (its blocks are ~43 ms; 100: never sooner)
+    pause_chunk_ms: float = Field(40.0, ge=20, le=100)
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
     end_of_turn_ms: float = Field(600.0, ge=100)  # hands-free: silence that ends the user's turn

@@ -218,6 +218,20 @@ class StreamingTranscriber:
                 passes=self._passes,
             )
 
+    def pausing(self) -> bool:
+        """The speech has paused, no pass of the main model runs, and the pass in the pause has
+        not yet covered it: the next frames may start that pass."""
+        with self._cond:
+            if not self.vad.heard or self.vad.speaking or self._inflight_end is not None:
+                return False
+            covered = self._main[1] if self._main is not None else 0
+            return covered < self._speech_end() + self._pause_samples()
+
+    def passing(self) -> bool:
+        """A pass of the main model runs."""
+        with self._cond:
+            return self._inflight_end is not None
+
     def audio(self) -> np.ndarray:
         with self._cond:
             return self._audio_locked()

@@ -72,7 +72,7 @@ HEAD = """
   function note(kind, extra) { log.push(Object.assign({kind: kind, t: Date.now()}, extra || {})); }
   function q(sel) { return document.querySelector(sel); }
   function token() { var t = q('#voice-token textarea, #voice-token input'); return t ? t.value : ''; }
-  var rec = {on: false, utt: 0, parts: [], count: 0, sending: false, endWanted: null, rate: 48000,
+  var rec = {on: false, utt: 0, parts: [], count: 0, sending: false, endWanted: null, rate: 48000, every: 0.1,
              handsFree: false, mic: null, opening: null};
   function openMic() {
     if (rec.mic) { return Promise.resolve(rec.mic); }
@@ -90,7 +90,7 @@ HEAD = """
           var v = Math.max(-1, Math.min(1, x[i])); pcm[i] = v < 0 ? v * 32768 : v * 32767;
         }
         rec.parts.push(pcm); rec.count += pcm.length; rec.rate = ctx.sampleRate;
-        if (!rec.sending && rec.count >= rec.rate * 0.1) { send(false, false); }
+        if (!rec.sending && rec.count >= rec.rate * rec.every) { send(false, false); }
       }).then(function (node) {
         note('capture', {how: node.port ? 'worklet' : 'script'});
         rec.mic = {stream: stream, ctx: ctx, node: node, source: source};
@@ -151,12 +151,13 @@ HEAD = """
       .finally(function () {
         rec.sending = false;
         if (rec.endWanted) { var e = rec.endWanted; rec.endWanted = null; send(true, e.quiet); }
-        else if (rec.on && rec.count >= rec.rate * 0.1) { send(false, false); }
+        else if (rec.on && rec.count >= rec.rate * rec.every) { send(false, false); }
       });
   }
   function showPartial(html) { var el = q('#hark-partial'); if (el) { el.innerHTML = html || ''; } }
   function handle(reply) {
     if (!reply) { return; }
+    rec.every = (reply.send_ms || 100) / 1000;  /* sooner in a pause (the server says when) */
     var speech = window.harkSpeech;
     if (reply.hold && speech) { speech.hold(); }
     if (reply.resume && speech) { speech.resume(); }
@@ -167,7 +168,7 @@ HEAD = """
     } else if (rec.on) { showPartial(reply.partial); }
   }
   function start() {
-    rec.utt += 1; rec.parts = []; rec.count = 0; rec.on = true;
+    rec.utt += 1; rec.parts = []; rec.count = 0; rec.on = true; rec.every = 0.1;
     return openMic().catch(function () { rec.on = false; });
   }
   var holding = false;

@@ -75,6 +75,7 @@ class ChunkReply:
     barge: bool = False  # the user interrupted Hark: stop playback now
     hold: bool = False  # a sound while Hark speaks: pause the playback until it is known to be speech
     resume: bool = False  # it was not (a cough, a click): play on
+    send_ms: float = 100.0  # post the next samples once this much has been recorded
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,7 @@ class ChunkReply:
             "barge": self.barge,
             "hold": self.hold,
             "resume": self.resume,
+            "send_ms": self.send_ms,
         }
 
 
@@ -171,7 +173,18 @@ class VoiceLoop:
                         self._start_locked(voice, utterance)
                 listener.end()
                 return ChunkReply(turn=True, **flags)
-        return ChunkReply(partial=partial_html(listener.view()), **flags)
+        return ChunkReply(partial=partial_html(listener.view()), send_ms=self._send_ms(voice, listener), **flags)
+
+    def _send_ms(self, voice: VoiceState, listener: Any) -> float:
+        """Sooner while the speech pauses and its next frames decide when the pass in the pause
+        starts, or (hands-free, that pass made) when the turn ends; never while a pass runs, whose
+        2 cores the extra requests would share."""
+        vad = listener.vad
+        if not vad.heard or vad.speaking or listener.passing():
+            return 100.0
+        if listener.pausing() or (voice.hands_free and vad.silence_ms < voice.end_of_turn_ms):
+            return self.settings.pause_chunk_ms
+        return 100.0
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:

@@ -5,6 +5,7 @@ The speech recogniser is not part of these decisions, so the listener here only 
 from __future__ import annotations
 
 import subprocess
+import time
 import wave
 from types import SimpleNamespace
 
@@ -13,7 +14,9 @@ import pytest
 
 from models import audio as audio_io
 from models.settings import StreamingSettings
+from models.streaming import StreamingTranscriber
 from models.vad import FRAME_MS, VoiceActivity
+from tests.audio_data import shared_transcriber
 from tests.ui.conftest import speak_to_wav, vowel_blip
 from ui.voice import VoiceLoop, VoiceState
 
@@ -34,6 +37,12 @@ class _Listener:
 
     def view(self):
         return None
+
+    def passing(self) -> bool:  # no recogniser here: never a pass of the main model
+        return False
+
+    def pausing(self) -> bool:
+        return False
 
     def end(self) -> None:
         pass
@@ -139,3 +148,43 @@ def test_nothing_happens_while_the_user_is_quiet(sounds):
     quiet = np.zeros(RATE * 2, np.int16)
     decisions, listening, _ = _play(quiet, 100)
     assert decisions == [] and listening.interrupted == 0
+
+
+class _Recognising(_Listening):
+    """Opens a real streaming transcription (bundled tiny.en) for each utterance."""
+
+    def open(self, session):
+        return StreamingTranscriber(shared_transcriber("tiny.en"), self.settings)
+
+
+@pytest.mark.parametrize("hands_free", [True, False])
+def test_the_page_posts_sooner_while_the_next_frames_decide_the_pass_or_the_end_of_turn(tmp_path, hands_free):
+    """While the user speaks, and while a pass of the main model runs, every ~100 ms; in the pause
+    before its pass starts (and, hands-free, until the end of turn) every `pause_chunk_ms`."""
+    settings = StreamingSettings(interval_s=60)  # no pass while speaking: the pause's pass is the first
+    loop = VoiceLoop(SimpleNamespace(listening=_Recognising(settings)), settings)
+    voice = VoiceState(hands_free=hands_free)
+    voice.session = SimpleNamespace(busy=False)
+    question = audio_io.load(speak_to_wav("what is the notice period", tmp_path / "q.wav")).samples
+    spoken = question[: np.flatnonzero(np.abs(question) > 0.02)[-1] + 1]  # no trailing silence
+    speaking = loop.chunk(voice, 1, np.concatenate([np.zeros(4800, np.float32), spoken]), 16000, end=False)
+    assert speaking.send_ms == 100
+    listener = voice.listener
+    before = speaking
+    while listener.vad.speaking:  # the speech's last frames, 32 ms at a time
+        before = loop.chunk(voice, 1, np.zeros(512, np.float32), 16000, end=False)
+    assert listener.vad.silence_ms < settings.pause_ms  # not yet a pause: its pass is still to come
+    assert listener.pausing() and before.send_ms == settings.pause_chunk_ms < 100
+    deadline = time.monotonic() + 60
+    while not listener.passing() and not listener.view().passes:
+        assert time.monotonic() < deadline, "no pass in the pause"
+        loop.chunk(voice, 1, np.zeros(512, np.float32), 16000, end=False)
+        time.sleep(0.005)
+    if listener.passing():
+        assert loop.chunk(voice, 1, np.zeros(0, np.float32), 16000, end=False).send_ms == 100
+    while not listener.view().passes:
+        assert time.monotonic() < deadline, "the pass in the pause did not end"
+        time.sleep(0.01)
+    after = loop.chunk(voice, 1, np.zeros(0, np.float32), 16000, end=False)  # the pause's pass made
+    assert not listener.pausing()
+    assert after.send_ms == (settings.pause_chunk_ms if hands_free else 100)
