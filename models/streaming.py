@@ -224,8 +224,7 @@ class StreamingTranscriber:
         with self._cond:
             if not self.vad.heard or self.vad.speaking or self._inflight_end is not None:
                 return False
-            covered = self._main[1] if self._main is not None else 0
-            return covered < self._speech_end() + self._pause_samples()
+            return self._pause_uncovered()
 
     def passing(self) -> bool:
         """A pass of the main model runs."""
@@ -246,6 +245,11 @@ class StreamingTranscriber:
         """The pause that starts a pass, in samples: the VAD counts it in whole frames, so a pass
         in a pause of 100 ms starts after 4 frames (128 ms) and covers at least that."""
         return math.ceil(self.settings.pause_ms / FRAME_MS) * FRAME
+
+    def _pause_uncovered(self) -> bool:
+        """No pass of the main model has reached the pause after the speech yet (lock held)."""
+        covered = self._main[1] if self._main is not None else 0
+        return covered < self._speech_end() + self._pause_samples()
 
     def _margin(self) -> int:
         """How far past the last speech (in samples) a pass must reach to be the transcript. By
@@ -271,8 +275,7 @@ class StreamingTranscriber:
             return self.partial is None and new >= self.settings.interval_s * RATE
         if self._inflight_partial:
             return False  # two passes at once on two cores (beside a browser) end later than in turn
-        covered = self._main[1] if self._main is not None else 0  # by the main model
-        return covered < self._speech_end() + self._pause_samples()  # a pause
+        return self._pause_uncovered()
 
     def _loop(self, partial: bool) -> None:
         """The passes of one model: the main model's (in a pause; also while speaking when there is
