@@ -49,8 +49,11 @@ ENGINES = {
 TOKEN_SECONDS = 1 / 40
 
 
-def _first_piece(sentence: str) -> str:
-    return SentenceSplitter().feed(sentence + " Next")[0]
+def _first_piece(text: str, **splitter: int) -> str:
+    """The first piece the splitter (its settings: `splitter`) would speak of `text`."""
+    s = SentenceSplitter(**splitter)
+    pieces = s.feed(text + " ") + s.flush()
+    return pieces[0] if pieces else ""
 
 
 def _stream(text: str):
@@ -122,19 +125,14 @@ def _first_piece_rules(limit: int) -> int:
     the dev sets' passages (no synthesis)."""
     from bench.common import EVAL
 
-    def first(text: str, **kw: int) -> str:
-        splitter = SentenceSplitter(**kw)
-        pieces = [p for word in text.split(" ") for p in splitter.feed(word + " ")] + splitter.flush()
-        return pieces[0] if pieces else ""
-
     rules = {"before a determiner from 6 words": {"determiner_words": 0}, "before a phrase from 4 words": {"phrase_words": 0}}
     print("| set | passages | words in the first piece, mean | " + " | ".join(f"changed by '{r}'" for r in rules) + " |")
     print("|---|---:|---:|" + "---:|" * len(rules))
     for name in ("xquad_en", "nq_oracle", "medquad_liveqa", "covid_faq"):
         with open(EVAL / name / "corpus.jsonl", encoding="utf-8") as f:
             texts = [json.loads(line)["text"][:600] for _, line in zip(range(limit), f, strict=False)]
-        pieces = [first(t) for t in texts]
-        changed = [sum(first(t, **kw) != p for t, p in zip(texts, pieces, strict=True)) for kw in rules.values()]
+        pieces = [_first_piece(t) for t in texts]
+        changed = [sum(_first_piece(t, **kw) != p for t, p in zip(texts, pieces, strict=True)) for kw in rules.values()]
         words = statistics.mean(len(p.split()) for p in pieces)
         print(f"| {name} | {len(texts)} | {words:.1f} | " + " | ".join(str(c) for c in changed) + " |")
     return 0
