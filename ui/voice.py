@@ -66,6 +66,9 @@ class VoiceState:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
+SEND_MS = 100.0  # the page posts the microphone's samples once this much is recorded (ui/assets.py)
+
+
 @dataclass(frozen=True)
 class ChunkReply:
     """What one chunk changed, for the page."""
@@ -75,7 +78,7 @@ class ChunkReply:
     barge: bool = False  # the user interrupted Hark: stop playback now
     hold: bool = False  # a sound while Hark speaks: pause the playback until it is known to be speech
     resume: bool = False  # it was not (a cough, a click): play on
-    send_ms: float = 100.0  # post the next samples once this much has been recorded
+    send_ms: float = SEND_MS  # post the next samples once this much has been recorded
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -181,10 +184,10 @@ class VoiceLoop:
         2 cores the extra requests would share."""
         vad = listener.vad
         if not vad.heard or vad.speaking or listener.passing():
-            return 100.0
+            return SEND_MS
         if listener.pausing() or (voice.hands_free and vad.silence_ms < voice.end_of_turn_ms):
             return self.settings.pause_chunk_ms
-        return 100.0
+        return SEND_MS
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:

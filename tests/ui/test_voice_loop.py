@@ -18,7 +18,7 @@ from models.streaming import StreamingTranscriber
 from models.vad import FRAME_MS, VoiceActivity
 from tests.audio_data import shared_transcriber
 from tests.ui.conftest import speak_to_wav, vowel_blip
-from ui.voice import VoiceLoop, VoiceState
+from ui.voice import SEND_MS, VoiceLoop, VoiceState
 
 RATE = 44100  # what Chromium's AudioContext ran at here
 # ScriptProcessor buffers of 2048 samples, one to nine at a time; then what a page posts after a
@@ -168,23 +168,23 @@ def test_the_page_posts_sooner_while_the_next_frames_decide_the_pass_or_the_end_
     question = audio_io.load(speak_to_wav("what is the notice period", tmp_path / "q.wav")).samples
     spoken = question[: np.flatnonzero(np.abs(question) > 0.02)[-1] + 1]  # no trailing silence
     speaking = loop.chunk(voice, 1, np.concatenate([np.zeros(4800, np.float32), spoken]), 16000, end=False)
-    assert speaking.send_ms == 100
+    assert speaking.send_ms == SEND_MS
     listener = voice.listener
     before = speaking
     while listener.vad.speaking:  # the speech's last frames, 32 ms at a time
         before = loop.chunk(voice, 1, np.zeros(512, np.float32), 16000, end=False)
     assert listener.vad.silence_ms < settings.pause_ms  # not yet a pause: its pass is still to come
-    assert listener.pausing() and before.send_ms == settings.pause_chunk_ms < 100
+    assert listener.pausing() and before.send_ms == settings.pause_chunk_ms < SEND_MS
     deadline = time.monotonic() + 60
     while not listener.passing() and not listener.view().passes:
         assert time.monotonic() < deadline, "no pass in the pause"
         loop.chunk(voice, 1, np.zeros(512, np.float32), 16000, end=False)
         time.sleep(0.005)
     if listener.passing():
-        assert loop.chunk(voice, 1, np.zeros(0, np.float32), 16000, end=False).send_ms == 100
+        assert loop.chunk(voice, 1, np.zeros(0, np.float32), 16000, end=False).send_ms == SEND_MS
     while not listener.view().passes:
         assert time.monotonic() < deadline, "the pass in the pause did not end"
         time.sleep(0.01)
     after = loop.chunk(voice, 1, np.zeros(0, np.float32), 16000, end=False)  # the pause's pass made
     assert not listener.pausing()
-    assert after.send_ms == (settings.pause_chunk_ms if hands_free else 100)
+    assert after.send_ms == (settings.pause_chunk_ms if hands_free else SEND_MS)
