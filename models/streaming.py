@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -38,14 +37,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from models import audio as audio_io
+from models.agreement import agreed_prefix, leading_words, mid_sentence, words
 from models.settings import StreamingSettings
 from models.speech import Decoded, SpeechInputError, Transcriber
 from models.vad import FRAME, FRAME_MS, RATE, VoiceActivity
 
 log = logging.getLogger(__name__)
-
-_WORD = re.compile(r"[^\w']+")
-
 
 @dataclass(frozen=True)
 class StreamView:
@@ -90,41 +87,6 @@ class PassMark:
     ended: float
     audio_s: float
     speech_end_s: float
-
-
-def words(text: str) -> list[str]:
-    """Words compared by the local agreement: lower case, punctuation dropped."""
-    return [w for w in _WORD.split(text.lower()) if w]
-
-
-def agreed_prefix(a: str, b: str) -> int:
-    """How many leading words two hypotheses share (after `words`)."""
-    n = 0
-    for x, y in zip(words(a), words(b), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def mid_sentence(text: str) -> str:
-    """A committed prefix without the stop the pass put after its last word: forced as the
-    decoder's prefix, "… made still?" ends the transcript there."""
-    return text.rstrip(" .?!…,;:-")
-
-
-def leading_words(text: str, n: int) -> str:
-    """The first `n` words of `text` as written (punctuation kept)."""
-    if n <= 0:
-        return ""
-    out: list[str] = []
-    count = 0
-    for token in text.split():
-        out.append(token)
-        count += len(words(token))
-        if count >= n:
-            break
-    return " ".join(out)
 
 
 class StreamingTranscriber:

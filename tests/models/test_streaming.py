@@ -11,7 +11,7 @@ from bench.wer import wer
 from models import audio as audio_io
 from models.settings import SpeechSettings, StreamingSettings
 from models.speech import SpeechInputError, Transcriber
-from models.streaming import StreamingTranscriber, agreed_prefix, leading_words, mid_sentence
+from models.streaming import StreamingTranscriber
 from models.vad import VoiceActivity
 from tests.audio_data import espeak_wav, librivox_clips, shared_transcriber
 
@@ -58,19 +58,6 @@ def test_vad_a_click_or_a_cough_is_not_speech(question):
     short = VoiceActivity(min_speech_ms=250)
     short.feed(np.concatenate([_silence(0.3), question[int(0.2 * RATE) : int(0.35 * RATE)], _silence(1)]))
     assert not short.heard  # 150 ms of a word
-
-
-def test_local_agreement_helpers():
-    assert agreed_prefix("What is the notice", "what is the notice period?") == 4
-    assert agreed_prefix("what is a", "what is the") == 2
-    assert leading_words("Well, what is the notice period?", 3) == "Well, what is"
-    assert leading_words("anything", 0) == ""
-    # a committed prefix never carries the stop a pass put at its buffer's end
-    assert mid_sentence("he might have been made still?") == "he might have been made still"
-    assert (
-        mid_sentence("to be rather cold-hearted and rather selfish...")
-        == "to be rather cold-hearted and rather selfish"
-    )
 
 
 def _wait(st: StreamingTranscriber, passes: int, timeout: float = 120.0) -> None:
