@@ -5,6 +5,9 @@ long words at the end of a line ("decompres- sion" once the lines are joined). L
 the full-text index never matches "file" or "decompression", the embedder sees two half words and
 an answer quotes them. `clean` maps the Latin ligatures to their letters and joins a word broken
 at a line end; a hyphen that belongs to the text stays ("end-of-stream", "pre- and post-").
+A glyph the PDF's font maps to no character (a list bullet, LaTeX's copyright circle) comes out of
+pdfminer as "(cid:136)": `clean` drops it, or an answer reads it aloud ("cid 136") and the
+embedder and the full-text index take it for a word.
 Page furniture — page numbers and a running header or footer on many pages ("gnuplot 5.4") — is
 no text: between two pages it splits a sentence, and an answer would quote it (`furniture`).
 """
@@ -14,12 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-VERSION = 2  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
+VERSION = 3  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
 
 _LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
 )
 
+# pdfminer's stand-in for a glyph without a character, with the spaces around it
+_CID = re.compile(r"[ \t]*\(cid:\d+\)[ \t]*")
 # a word, a hyphen, the line break (a newline or the space it became), the rest of the word
 _BROKEN = re.compile(r"\b([^\W\d_][\w-]*)-(?:[ \t]+|[ \t]*\n[ \t]*)([^\W\d_]\w*)")
 # the hyphen of "pre- and post-processing" is the text's own
@@ -37,11 +42,23 @@ def _join(match: re.Match[str]) -> str:
     return match.group(0)  # "compati- These": not one word
 
 
+def _gap(match: re.Match[str]) -> str:
+    """One space where the glyph stood between words ("platform. (cid:136) All", "c(cid:13) 2001"),
+    none at a line's start or end, nor inside a word (a ligature without a character: its letters
+    are lost either way)."""
+    text, start, end = match.string, match.start(), match.end()
+    at_edge = start == 0 or end == len(text) or text[start - 1] == "\n" or text[end] == "\n"
+    return "" if at_edge or match.group(0) == match.group(0).strip() else " "
+
+
 def clean(text: str) -> str:
-    """`text` with ligatures spelt out and line-end hyphenation undone."""
+    """`text` with ligatures spelt out, glyphs without a character dropped and line-end
+    hyphenation undone."""
     if not text:
         return text
     text = text.translate(_LIGATURES)
+    if "(cid:" in text:
+        text = _CID.sub(_gap, text)
     if "-" not in text:
         return text
     return _BROKEN.sub(_join, text)

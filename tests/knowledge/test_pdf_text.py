@@ -4,16 +4,35 @@ library indexed before this reading re-reads its PDFs once, nothing else."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from knowledge import pdf_text
 from knowledge.ingest import Ingestor
+from knowledge.loaders import load_document
 from knowledge.settings import IngestSettings, StoreSettings
 from knowledge.store import ChunkStore
 from tests.knowledge.docs_factory import write_text_pdf
+
+LIBTASN1 = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")  # installed by .ci/install
 
 
 def test_ligatures_and_broken_words_become_words():
     assert pdf_text.clean("The ﬂags of ﬁles, eﬀect, oﬃce, baﬄe") == "The flags of files, effect, office, baffle"
     assert pdf_text.clean("decompres- sion and DIS- CLAIMED, start-\ning") == "decompression and DISCLAIMED, starting"
+
+
+def test_glyphs_without_a_character_are_dropped():
+    got = pdf_text.clean("(cid:136) Optional radial clipping. (cid:136) Extra lines\n(cid:136)\tA third")
+    assert got == "Optional radial clipping. Extra lines\nA third"
+    assert pdf_text.clean("Copyright c(cid:13) 2001, 2002") == "Copyright c 2001, 2002"
+    assert pdf_text.clean("(cid:136)") == ""
+
+
+def test_a_real_manual_reads_without_glyph_stand_ins():
+    """libtasn1's manual (Debian's libtasn1-doc) draws © as "c" and a circle pdfminer has no character for."""
+    doc = load_document(LIBTASN1)
+    text = " ".join(b.text for b in doc.blocks)
+    assert "(cid:" not in text and "Copyright c 2000, 2001" in text
 
 
 def test_hyphens_of_the_text_itself_stay():
