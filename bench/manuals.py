@@ -10,6 +10,11 @@ hand against the PDFs' text). The PDFs (not in the repository):
 
 `--other DIR`: the same questions through another checkout's code (e.g. `git worktree add DIR HEAD~1`),
 run in a child process, side by side in one table.
+
+`--out-of-scope SET,...`: the answerability decision on a domain it was not fitted on. The report
+half of each dev set's questions (`../shared/data/eval/SET`, at most `--limit`) asked of the same
+four manuals: the share answered "not known" (none of them is about these manuals), beside the ten
+questions above that the manuals do answer.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 MANUALS = ["flex-doc/flex.pdf.gz", "gnuplot/gnuplot.pdf", "graphviz/pdf/dotguide.pdf.gz", "graphviz/pdf/dot.1.pdf.gz"]
 QUESTIONS = {
@@ -44,8 +50,9 @@ def first_two(answer: str) -> str:
     return " ".join(parts[:2])
 
 
-def answers(pdfs: Path) -> dict[str, str]:
-    """Each question's answer, through this checkout's code."""
+def answers(pdfs: Path, out_of_scope: list[str] = (), limit: int = 300) -> dict[str, str]:
+    """Each question's answer, through this checkout's code (with `out_of_scope`: each set's
+    not-known rate printed)."""
     from assistant.answer import Answerer
     from assistant.answerability import Answerability, Signals
     from assistant.config import LLMSettings, PromptSettings
@@ -69,11 +76,27 @@ def answers(pdfs: Path) -> dict[str, str]:
     retriever = Retriever(emb, store, RetrievalSettings())
     answerer = Answerer(LLMSettings(order=[]), PromptSettings(), embed=emb.embed_documents,
                         answerability=Answerability.load(emb.identity))
+
+    def decide(q: str) -> tuple[Any, Any]:
+        r = retriever.retrieve(q)
+        return r, answerer.assess(q, r.hits, r.candidates, Signals(library_level=r.library_level, vocabulary=r.vocabulary))
+
     out = {}
     for q in QUESTIONS:
-        r = retriever.retrieve(q)
-        signals = Signals(library_level=r.library_level, vocabulary=r.vocabulary)
-        out[q] = answerer.answer(q, r.hits, decision=answerer.assess(q, r.hits, r.candidates, signals)).text
+        r, decision = decide(q)
+        out[q] = answerer.answer(q, r.hits, decision=decision).text
+    if out_of_scope:
+        from assistant.grounding_eval import half
+        from bench.common import EVAL
+        from knowledge.beir import load_beir
+
+        print("| questions → the manuals | kind | n | not known |\n|---|---|---:|---:|")
+        known = [decide(q)[1].answerable for q in QUESTIONS]
+        print(f"| the ten above | answerable | {len(known)} | {1 - sum(known) / len(known):.3f} |")
+        for name in out_of_scope:
+            qs = load_beir(EVAL / name)
+            nk = [not decide(qs.queries[i])[1].answerable for i in half(list(qs.queries), "report")[:limit]]
+            print(f"| {name} | out of scope | {len(nk)} | {sum(nk) / len(nk):.3f} |", flush=True)
     return out
 
 
@@ -82,8 +105,10 @@ def main() -> None:
     ap.add_argument("--pdfs", type=Path, default=Path("/usr/share/doc"), help="where the packages put the manuals")
     ap.add_argument("--other", type=Path, default=None, help="another checkout, answered side by side")
     ap.add_argument("--json", action="store_true", help="print this checkout's answers as JSON (for --other)")
+    ap.add_argument("--out-of-scope", default="", help="comma-separated dev sets asked of the manuals")
+    ap.add_argument("--limit", type=int, default=300, help="questions per --out-of-scope set")
     args = ap.parse_args()
-    mine = answers(args.pdfs.resolve())
+    mine = answers(args.pdfs.resolve(), [s for s in args.out_of_scope.split(",") if s], args.limit)
     if args.json:
         print(json.dumps(mine))
         return
