@@ -85,17 +85,18 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
 
 def _config_key(long_text: str | None = None, sentence_candidates: int = 2) -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
-    retrieval, ingest and embedder configuration, one version of the feature and sentence-ranking
-    code, and one number of sentences that `sentence_sim` is the best of."""
+    retrieval, ingest and embedder configuration, one version of the feature, sentence-splitting and
+    sentence-ranking code, and one number of sentences that `sentence_sim` is the best of."""
     import hashlib
 
     import assistant.answerability
     import assistant.llm.extractive
     import assistant.word_match
+    import knowledge.sentences
 
     cfg = config(long_text)
     code = [Path(m.__file__).read_text(encoding="utf-8")
-            for m in (assistant.answerability, assistant.word_match, assistant.llm.extractive)]
+            for m in (assistant.answerability, assistant.word_match, assistant.llm.extractive, knowledge.sentences)]
     blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code,
                        cfg.llm.extractive_embedding, sentence_candidates], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:10]

@@ -3,8 +3,9 @@
 `split_sentences` cuts after `.`, `!`, `?` (optionally followed by a closing quote or bracket) when
 whitespace and an upper-case letter, a digit, an opening quote or a manual's placeholder ("<base> is
 the base …") follow; at blank lines; and before list items. Abbreviated numbers ("2.5%"), lower-case
-continuations ("e.g. this"), initials and titles ("Joseph M. Scriven", "the U.S. TV show", "Dr. Watson")
-stay together. `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an
+continuations ("e.g. this"), initials and titles ("Joseph M. Scriven", "the U.S. TV show", "Dr. Watson"),
+German abbreviations ("§ 5 Abs. 2", "z. B. Studierende", "162 Mio. Euro") and ordinals ("am 7. Januar",
+"des frühen 20. Jahrhunderts": a German date or century, not "seit 1990. Die …") stay together. `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an
 older index, sentences broken by a page break; a manual's attribute line "nodesep=f sets …" is whole
 after a label); `sentence_spans` lets the chunker end chunks at sentences.
 """
@@ -31,9 +32,26 @@ _CONTINUES = frozenset(
 )  # words before a page break for a sentence to continue after it (a heading is shorter)
 
 
-# a final dot that ends no sentence: an initial ("Joseph M. Scriven", "the U.S. TV show"), a title
+# a final dot that ends no sentence: an initial ("Joseph M. Scriven", "the U.S. TV show"), a title, a
+# German abbreviation ("Abs.", "Mio.") or a month's ("1. Jan. 2020")
 _ABBREV_END = re.compile(
-    r"(?:(?<![^\W\d_])[A-Z]|\b(?:Mrs?|Ms|Dr|St|Mt|Prof|Rev|Gen|Col|Lt|Capt|Sgt|No|Nr|vs|Fig|ca?|pp?|cf|Vol|vol|Ch|ch|Sec|Eq|Nos?|Corp|Dept|approx))\.$"
+    r"(?:(?<![^\W\d_])[A-Z]|\b(?:Mrs?|Ms|Dr|St|Mt|Prof|Rev|Gen|Col|Lt|Capt|Sgt|No|Nr|vs?|Fig|ca?|pp?|cf|Vol|vol|Ch|ch"
+    r"|Sec|Eq|Nos?|Corp|Dept|approx|Abs|Art|Ziff|Nrn|vgl|bzw|ggf|usw|inkl|zzgl|evtl|gem|sog|Mio|Mrd|Tsd|Jh|Jhd|Kap|Anm"
+    r"|Abb|Tab|Bd|Aufl|Hrsg|Dipl|geb|gest|ehem|Jan|Feb|Mär|Apr|Aug|Sept?|Okt|Oct|Nov|Dez|Dec))\.$"
+)
+# a German abbreviation of two letters: "z. B.", "i. d. R.", "v. Chr." ("… of x. The" still ends)
+_LETTER_END = re.compile(r"(?<![^\W\d_])[a-zäöü]\.$")
+_LETTER_NEXT = re.compile(r"[A-ZÄÖÜ][a-zäöü]{0,2}\.")
+# a German ordinal: a one- or two-digit number and its dot after an article or preposition, or before a
+# month or a century ("am 7. Januar", "des 19. Jahrhunderts"; a year, "seit 1990.", can end a sentence)
+_ORDINAL_NUMBER = re.compile(r"(?:^|(\S+)\s+)\d{1,2}\.$")
+_ORDINAL_BEFORE = frozenset(
+    "am im vom zum zur beim bis seit ab der die das dem den des dieses jeden frühen späten letzten".split()
+)
+_ORDINAL_AFTER = re.compile(
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember|January"
+    r"|February|March|June|July|October|December|Jan|Feb|Mär|Apr|Jun|Jul|Aug|Sept?|Okt|Oct|Nov|Dez|Dec"
+    r"|Jahrhundert\w*|Jahrtausend\w*|Jh)\b"
 )
 
 
@@ -59,7 +77,23 @@ def _joins(before: str, piece: str) -> bool:
     """The cut before `piece` ends no sentence: after an initial or a title, or a placeholder after
     "e.g." ("e.g. <n> is the count")."""
     head = before.rstrip()
-    return bool(_ABBREV_END.search(head)) or (piece.startswith("<") and _LATIN_END.search(head) is not None)
+    if _ABBREV_END.search(head) or _ordinal(head, piece) or _letters(head, piece):
+        return True
+    return piece.startswith("<") and _LATIN_END.search(head) is not None
+
+
+def _letters(head: str, piece: str) -> bool:
+    """`head` ends with a lower-case letter's abbreviation that `piece`'s continues ("z." "B. für")."""
+    return _LETTER_END.search(head) is not None and _LETTER_NEXT.match(piece.lstrip()) is not None
+
+
+def _ordinal(head: str, piece: str) -> bool:
+    """`head` ends with a German ordinal ("am 7.") that `piece` continues ("Januar 1943 …")."""
+    m = _ORDINAL_NUMBER.search(head)
+    if m is None:
+        return False
+    before = (m.group(1) or "").lower()
+    return before in _ORDINAL_BEFORE or _ORDINAL_AFTER.match(piece.lstrip("\"'“‘([")) is not None
 
 
 def ends_sentence(text: str) -> bool:
@@ -127,7 +161,12 @@ def _cut_at_end(piece: str) -> bool:
 def sentence_spans(words: list[str]) -> list[int]:
     """Word indices after which a sentence ends (the last index always counts)."""
     ends = [
-        i for i, w in enumerate(words) if ends_sentence(w) and not _ABBREV_END.search(w) and _next_starts(words, i)
+        i
+        for i, w in enumerate(words)
+        if ends_sentence(w)
+        and not _ABBREV_END.search(w)
+        and _next_starts(words, i)
+        and not (i + 1 < len(words) and _joins(" ".join(words[max(0, i - 1) : i + 1]), words[i + 1]))
     ]
     if not ends or ends[-1] != len(words) - 1:
         ends.append(len(words) - 1)

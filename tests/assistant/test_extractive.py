@@ -57,6 +57,26 @@ def test_initials_and_titles_do_not_end_a_sentence():
     assert sentence_spans(words) == [6, 9]  # chunk edges never fall after an initial
 
 
+def test_german_abbreviations_and_ordinals_do_not_end_a_sentence():
+    text = ("Tesla starb am 7. Januar 1943 in New York. Er wurde 86. Gemäß § 5 Abs. 2 gilt dies z. B. für "
+            "Studierende. Das Viertel ist nach einem Millionär des frühen 20. Jahrhunderts benannt. Sie entstand "
+            "im 5. Jahrhundert v. Chr. und hat 162 584 Mio. Euro Schulden. Er lebt dort seit 1990. Die Stadt wuchs.")
+    assert split_sentences(text) == [
+        "Tesla starb am 7. Januar 1943 in New York.",
+        "Er wurde 86.",
+        "Gemäß § 5 Abs. 2 gilt dies z. B. für Studierende.",
+        "Das Viertel ist nach einem Millionär des frühen 20. Jahrhunderts benannt.",
+        "Sie entstand im 5. Jahrhundert v. Chr. und hat 162 584 Mio. Euro Schulden.",
+        "Er lebt dort seit 1990.",  # a year can end a sentence
+        "Die Stadt wuchs.",
+    ]
+    assert split_sentences("Set the value of x. Then plot it.") == ["Set the value of x.", "Then plot it."]
+    assert split_sentences("It followed Brown v. Board of Education. It ended.") == [
+        "It followed Brown v. Board of Education.", "It ended."]
+    words = "Tesla starb am 7. Januar 1943. Er wurde 86. Es gilt z. B. hier.".split()
+    assert [words[i] for i in sentence_spans(words)] == ["1943.", "86.", "hier."]  # no chunk edge inside
+
+
 def test_embedding_finds_a_paraphrase_lexical_overlap_misses(minilm):
     question = "When does the rental contract expire?"  # no content word in common with the answer
     assert ExtractiveAnswerer().answer(question, lease_hits()) == NOT_KNOWN
