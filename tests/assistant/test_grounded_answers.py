@@ -171,6 +171,51 @@ def test_xquad_answers_hold_the_gold_string_with_whole_distinct_sentences(xquad_
     assert held >= 0.8 * len(questions), f"gold answer in {held}/{len(questions)}"
 
 
+# a German ordinal's dot: "am 7. Januar", "des frühen 20. Jahrhunderts" (not a sentence's end)
+_ORDINAL_END = re.compile(r"\b(?:am|im|vom|zum|zur|bis|seit|des|dem|der|den|frühen|späten) \d{1,2}\.?$")
+_ORDINAL_HEAD = re.compile(r"\d{1,2}\. (?:Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November"
+                           r"|Dezember|Jahrhundert)")
+
+
+@pytest.fixture(scope="module")
+def german_library(tmp_path_factory, minilm):
+    """The 31 German XQuAD paragraphs with a date or a century written as an ordinal, and 40 of their questions."""
+    root = EVAL_DATA / "xquad_de"
+    corpus = {d["_id"]: d for d in map(json.loads, (root / "corpus.jsonl").open())}
+    ids = [i for i, d in corpus.items() if _ORDINAL_HEAD.search(d["text"])]
+    gold: dict[str, str] = {}
+    for line in (root / "qrels" / "test.tsv").open().readlines()[1:]:
+        q, d, _ = line.split("\t")
+        gold.setdefault(q, d)
+    docs = tmp_path_factory.mktemp("xquad_de")
+    for i in ids:
+        (docs / f"{i}.txt").write_text(f"{corpus[i]['title']}\n\n{corpus[i]['text']}\n", encoding="utf-8")
+    queries = [q for q in map(json.loads, (root / "queries.jsonl").open()) if gold.get(q["_id"]) in ids]
+    texts = {i: corpus[i]["text"] for i in ids}
+    return _library(tmp_path_factory.mktemp("xquad_de_index"), minilm, docs), random.Random(7).sample(queries, 40), texts
+
+
+def test_german_answers_quote_whole_sentences_across_dates_and_centuries(german_library):
+    lib, questions, texts = german_library
+    assert len(texts) >= 20
+    flat = [tidy(" ".join(t.split())) for t in texts.values()]
+    answered = 0
+    for q in questions:
+        answer, _ = _ask(lib, q["text"])
+        if answer.not_known:
+            continue
+        answered += 1
+        _whole_and_distinct(answer.text, list(texts.values()))
+        for s in _sentences(answer.text):
+            assert not _ORDINAL_END.search(s), f"cut at an ordinal: {s!r}"
+            assert not re.match(r"(?:Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November"
+                                r"|Dezember|Jahrhundert)", s), f"the rest of a sentence cut at an ordinal: {s!r}"
+            body = s.rstrip(".!?")
+            source = next(t for t in flat if body in t)
+            assert not _ORDINAL_END.search(source[: source.index(body)].rstrip()), f"the rest of a sentence: {s!r}"
+    assert answered >= 0.75 * len(questions), f"{len(questions) - answered} false not-known"  # the check has answers
+
+
 # NQ questions whose answer (the person's name) is in the sentence next to the one that repeats the
 # question's words: the passage opens "Tessa Peake-Jones (born 9 May 1957) is an English actress."
 NQ_NEIGHBOURS = {
