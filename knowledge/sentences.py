@@ -4,8 +4,9 @@
 whitespace and an upper-case letter, a digit, an opening quote or a manual's placeholder ("<base> is
 the base …") follow; at blank lines; and before list items. Abbreviated numbers ("2.5%"), lower-case
 continuations ("e.g. this"), initials and titles ("Joseph M. Scriven", "the U.S. TV show", "Dr. Watson"),
-German abbreviations ("§ 5 Abs. 2", "z. B. Studierende", "162 Mio. Euro") and ordinals ("am 7. Januar",
-"des frühen 20. Jahrhunderts": a German date or century, not "seit 1990. Die …") stay together. `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an
+"Smith et al. (2019)", "i.e. Python", German abbreviations ("§ 5 Abs. 2", "z. B. Studierende", "162 Mio.
+Euro") and ordinals ("am 7. Januar", "des frühen 20. Jahrhunderts": a date or a century, not "seit 1990.
+Die …") stay together. `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an
 older index, sentences broken by a page break; a manual's attribute line "nodesep=f sets …" is whole
 after a label); `sentence_spans` lets the chunker end chunks at sentences.
 """
@@ -17,7 +18,7 @@ import re
 _SENT_SPLIT = re.compile(
     r"(?<=[.!?])[\"'”’)\]]?\s+(?=[\"'“‘(\[]?[A-Z0-9ÄÖÜÀ-ÝĀ-Ž]|<[a-z][\w -]*>)|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
-_LATIN_END = re.compile(r"\b(?:e\.g|i\.e|cf|viz)\.$")  # "e.g. <n> is …": the sentence goes on
+_LATIN_END = re.compile(r"(?i)\b(?:e\.g|i\.e|cf|viz)\.$")  # "e.g. <n> is …": the sentence goes on
 _ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a manual's attribute line
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
@@ -37,7 +38,7 @@ _CONTINUES = frozenset(
 _ABBREV_END = re.compile(
     r"(?:(?<![^\W\d_])[A-Z]|\b(?:Mrs?|Ms|Dr|St|Mt|Prof|Rev|Gen|Col|Lt|Capt|Sgt|No|Nr|vs?|Fig|ca?|pp?|cf|Vol|vol|Ch|ch"
     r"|Sec|Eq|Nos?|Corp|Dept|approx|Abs|Art|Ziff|Nrn|vgl|bzw|ggf|usw|inkl|zzgl|evtl|gem|sog|Mio|Mrd|Tsd|Jh|Jhd|Kap|Anm"
-    r"|Abb|Tab|Bd|Aufl|Hrsg|Dipl|geb|gest|ehem|Jan|Feb|Mär|Apr|Aug|Sept?|Okt|Oct|Nov|Dez|Dec))\.$"
+    r"|Abb|Anl|Buchst|Tab|Bd|Aufl|Hrsg|Dipl|geb|gest|ehem|ff|al|Refs?|resp|Jan|Feb|Mär|Apr|Aug|Sept?|Okt|Oct|Nov|Dez|Dec))\.$"
 )
 # a German abbreviation of two letters: "z. B.", "i. d. R.", "v. Chr." ("… of x. The" still ends)
 _LETTER_END = re.compile(r"(?<![^\W\d_])[a-zäöü]\.$")
@@ -74,12 +75,10 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _joins(before: str, piece: str) -> bool:
-    """The cut before `piece` ends no sentence: after an initial or a title, or a placeholder after
-    "e.g." ("e.g. <n> is the count")."""
+    """The cut before `piece` ends no sentence: after an initial, a title or an abbreviation, after
+    "e.g." or "i.e." ("e.g. <n> is the count", "i.e. Python"), inside a German ordinal ("am 7." "Januar")."""
     head = before.rstrip()
-    if _ABBREV_END.search(head) or _ordinal(head, piece) or _letters(head, piece):
-        return True
-    return piece.startswith("<") and _LATIN_END.search(head) is not None
+    return bool(_ABBREV_END.search(head) or _LATIN_END.search(head) or _ordinal(head, piece) or _letters(head, piece))
 
 
 def _letters(head: str, piece: str) -> bool:

@@ -73,6 +73,8 @@ def test_german_abbreviations_and_ordinals_do_not_end_a_sentence():
     assert split_sentences("Set the value of x. Then plot it.") == ["Set the value of x.", "Then plot it."]
     assert split_sentences("It followed Brown v. Board of Education. It ended.") == [
         "It followed Brown v. Board of Education.", "It ended."]
+    assert split_sentences("As Smith et al. (2019) showed, one language, i.e. Python, is used. See §§ 5 ff. BGB.") == [
+        "As Smith et al. (2019) showed, one language, i.e. Python, is used.", "See §§ 5 ff. BGB."]
     words = "Tesla starb am 7. Januar 1943. Er wurde 86. Es gilt z. B. hier.".split()
     assert [words[i] for i in sentence_spans(words)] == ["1943.", "86.", "hier."]  # no chunk edge inside
 
