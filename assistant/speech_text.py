@@ -16,7 +16,7 @@ import re
 
 _CITATION = re.compile(r"\[\^?\d+(?:\s*[,;–-]\s*\^?\d+)*\]")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MD_LINE_START = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+)", re.MULTILINE)
+_MD_LINE_START = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\(\d{1,3}\)\s+)", re.MULTILINE)
 _MD_EMPHASIS = re.compile(r"\*{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~|`+")
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _HTML = re.compile(r"<[^>\n]{1,40}>")

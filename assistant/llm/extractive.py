@@ -354,10 +354,14 @@ def _fold(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+# a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"
+_ITEM = re.compile(r"^(?:[-*•]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})\))\s+")
+
+
 def _cite(sentence: str, block: int) -> str:
     """'Text.' → 'Text [n].' (the citation inside the sentence's final punctuation)."""
     s = " ".join(sentence.split())
-    s = re.sub(r"^[-*•]\s+", "", s)  # a list item is read as a sentence
+    s = _ITEM.sub("", s)  # a list item or a numbered paragraph ("(1) Die Anmeldung …") is read as a sentence
     body = s.rstrip(".!?:;…")  # "rise..." → "rise [n].": an ellipsis or "?!" is one ending
     end = next((c for c in s[len(body):] if c in "!?"), ".")
     return f"{body.rstrip() or s} [{block}]{end}"

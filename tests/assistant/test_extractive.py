@@ -26,6 +26,13 @@ def test_a_sentence_ending_in_an_ellipsis_is_cited_once_without_a_stray_dot():
     assert text == "The Shah said in an interview that the price of oil is going to rise [1].", text
 
 
+def test_a_clause_number_is_not_quoted_before_its_sentence():
+    hit = Hit("c1", "ordnung.md", "§ 12", "(1) Diese Ordnung tritt am 1. Oktober 2020 in Kraft.\n\n(2) Sie gilt für alle "
+              "Studierenden, die ab dem Wintersemester 2020/21 beginnen.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("Wann tritt die Ordnung in Kraft?", [hit])
+    assert text == "Diese Ordnung tritt am 1. Oktober 2020 in Kraft [1].", text
+
+
 def test_answers_are_short_and_ranked_by_relevance():
     hits = lease_hits()
     text = ExtractiveAnswerer(max_sentences=2).answer("When is the monthly rent due?", hits)

@@ -21,6 +21,7 @@ from assistant.speech_text import clean, for_speech, normalise, year_words
         ("<base> is the base of the log scaling [1].<br>", "base is the base of the log scaling."),
         ('Set <title name> in <div class="x">the window</div>.', "Set title name in the window."),
         ("Press <kbd>Ctrl</kbd> for a List<string>.", "Press Ctrl for a List."),
+        ("(2) The thesis is due in term 4 [1].\n(3) See rule (1).", "The thesis is due in term 4. See rule (1)."),
     ],
 )
 def test_never_read_aloud(text, spoken):
