@@ -27,6 +27,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def first_two(answer: str) -> str:
     return " ".join(parts[:2])
 
 
-def answers(pdfs: Path, out_of_scope: list[str] = (), limit: int = 300) -> dict[str, str]:
+def answers(pdfs: Path, out_of_scope: Sequence[str] = (), limit: int = 300) -> dict[str, str]:
     """Each question's answer, through this checkout's code (with `out_of_scope`: each set's
     not-known rate printed)."""
     from assistant.answer import Answerer
@@ -81,17 +82,17 @@ def answers(pdfs: Path, out_of_scope: list[str] = (), limit: int = 300) -> dict[
         r = retriever.retrieve(q)
         return r, answerer.assess(q, r.hits, r.candidates, Signals(library_level=r.library_level, vocabulary=r.vocabulary))
 
-    out = {}
+    out, known = {}, []
     for q in QUESTIONS:
         r, decision = decide(q)
         out[q] = answerer.answer(q, r.hits, decision=decision).text
+        known.append(decision.answerable)
     if out_of_scope:
         from assistant.grounding_eval import half
         from bench.common import EVAL
         from knowledge.beir import load_beir
 
         print("| questions → the manuals | kind | n | not known |\n|---|---|---:|---:|")
-        known = [decide(q)[1].answerable for q in QUESTIONS]
         print(f"| the ten above | answerable | {len(known)} | {1 - sum(known) / len(known):.3f} |")
         for name in out_of_scope:
             qs = load_beir(EVAL / name)

@@ -159,22 +159,16 @@ def _cut_at_end(piece: str) -> bool:
 
 def sentence_spans(words: list[str]) -> list[int]:
     """Word indices after which a sentence ends (the last index always counts)."""
-    ends = [
-        i
-        for i, w in enumerate(words)
-        if ends_sentence(w)
-        and not _ABBREV_END.search(w)
-        and _next_starts(words, i)
-        and not (i + 1 < len(words) and _joins(" ".join(words[max(0, i - 1) : i + 1]), words[i + 1]))
-    ]
+    ends = [i for i, w in enumerate(words) if ends_sentence(w) and _next_starts(words, i)]
     if not ends or ends[-1] != len(words) - 1:
         ends.append(len(words) - 1)
     return ends
 
 
 def _next_starts(words: list[str], i: int) -> bool:
+    """A sentence starts after word `i` (`split_sentences`' rule, on the words either side)."""
     if i + 1 >= len(words):
         return True
     nxt = words[i + 1].lstrip("\"'“‘([")
-    placeholder = re.match(r"<[a-z]", nxt) is not None and not _LATIN_END.search(words[i])
-    return bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit() or placeholder)
+    starts = bool(nxt) and (nxt[0].isupper() or nxt[0].isdigit() or re.match(r"<[a-z]", nxt) is not None)
+    return starts and not _joins(" ".join(words[max(0, i - 1) : i + 1]), words[i + 1])

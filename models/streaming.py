@@ -44,6 +44,7 @@ from models.vad import FRAME, FRAME_MS, RATE, VoiceActivity
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class StreamView:
     """What the page shows while the user speaks."""

@@ -92,24 +92,35 @@ def test_the_manuals_are_indexed_as_words(pdf_library):
     assert "manipulation" in text and "declarations" in text
 
 
-@pytest.fixture(scope="module")
-def xquad_library(tmp_path_factory, minilm):
-    """40 XQuAD paragraphs (ten articles) as text files, and 60 of their questions."""
-    root = EVAL_DATA / "xquad_en"
+def _paragraphs(tmp_path_factory, emb, name: str, pick) -> tuple:
+    """A library of one BEIR set's paragraphs (`pick(corpus)`: their ids) as text files, the set's
+    questions whose judged paragraph is among them, and the paragraphs' texts."""
+    root = EVAL_DATA / name
     corpus = {d["_id"]: d for d in map(json.loads, (root / "corpus.jsonl").open())}
     gold: dict[str, str] = {}
     for line in (root / "qrels" / "test.tsv").open().readlines()[1:]:
         q, d, _ = line.split("\t")
         gold.setdefault(q, d)
-    articles = sorted({i.rsplit("_", 1)[0] for i in corpus})[:10]
-    ids = [i for i in corpus if i.rsplit("_", 1)[0] in articles][:40]
-    docs = tmp_path_factory.mktemp("xquad")
+    ids = pick(corpus)
+    docs = tmp_path_factory.mktemp(name)
     for i in ids:
         (docs / f"{i}.txt").write_text(f"{corpus[i]['title']}\n\n{corpus[i]['text']}\n", encoding="utf-8")
     queries = [q for q in map(json.loads, (root / "queries.jsonl").open()) if gold.get(q["_id"]) in ids]
-    questions = random.Random(5).sample(queries, 60)
     texts = {i: corpus[i]["text"] for i in ids}
-    return _library(tmp_path_factory.mktemp("xquad_index"), minilm, docs), questions, texts
+    return _library(tmp_path_factory.mktemp(f"{name}_index"), emb, docs), queries, texts
+
+
+def _first_articles(corpus: dict) -> list[str]:
+    """The first 40 paragraphs of the first ten articles."""
+    articles = sorted({i.rsplit("_", 1)[0] for i in corpus})[:10]
+    return [i for i in corpus if i.rsplit("_", 1)[0] in articles][:40]
+
+
+@pytest.fixture(scope="module")
+def xquad_library(tmp_path_factory, minilm):
+    """40 XQuAD paragraphs (ten articles) as text files, and 60 of their questions."""
+    lib, queries, texts = _paragraphs(tmp_path_factory, minilm, "xquad_en", _first_articles)
+    return lib, random.Random(5).sample(queries, 60), texts
 
 
 def _sentences(answer: str) -> list[str]:
@@ -173,26 +184,18 @@ def test_xquad_answers_hold_the_gold_string_with_whole_distinct_sentences(xquad_
 
 # a German ordinal's dot: "am 7. Januar", "des frühen 20. Jahrhunderts" (not a sentence's end)
 _ORDINAL_END = re.compile(r"\b(?:am|im|vom|zum|zur|bis|seit|des|dem|der|den|frühen|späten) \d{1,2}\.?$")
-_ORDINAL_HEAD = re.compile(r"\d{1,2}\. (?:Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November"
-                           r"|Dezember|Jahrhundert)")
+_MONTH_OR_CENTURY = "(?:Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember|Jahrhundert)"
+_ORDINAL_HEAD = re.compile(r"\d{1,2}\. " + _MONTH_OR_CENTURY)
 
 
 @pytest.fixture(scope="module")
 def german_library(tmp_path_factory, minilm):
     """The 31 German XQuAD paragraphs with a date or a century written as an ordinal, and 40 of their questions."""
-    root = EVAL_DATA / "xquad_de"
-    corpus = {d["_id"]: d for d in map(json.loads, (root / "corpus.jsonl").open())}
-    ids = [i for i, d in corpus.items() if _ORDINAL_HEAD.search(d["text"])]
-    gold: dict[str, str] = {}
-    for line in (root / "qrels" / "test.tsv").open().readlines()[1:]:
-        q, d, _ = line.split("\t")
-        gold.setdefault(q, d)
-    docs = tmp_path_factory.mktemp("xquad_de")
-    for i in ids:
-        (docs / f"{i}.txt").write_text(f"{corpus[i]['title']}\n\n{corpus[i]['text']}\n", encoding="utf-8")
-    queries = [q for q in map(json.loads, (root / "queries.jsonl").open()) if gold.get(q["_id"]) in ids]
-    texts = {i: corpus[i]["text"] for i in ids}
-    return _library(tmp_path_factory.mktemp("xquad_de_index"), minilm, docs), random.Random(7).sample(queries, 40), texts
+    def with_ordinals(corpus: dict) -> list[str]:
+        return [i for i, d in corpus.items() if _ORDINAL_HEAD.search(d["text"])]
+
+    lib, queries, texts = _paragraphs(tmp_path_factory, minilm, "xquad_de", with_ordinals)
+    return lib, random.Random(7).sample(queries, 40), texts
 
 
 def test_german_answers_quote_whole_sentences_across_dates_and_centuries(german_library):
@@ -208,8 +211,7 @@ def test_german_answers_quote_whole_sentences_across_dates_and_centuries(german_
         _whole_and_distinct(answer.text, list(texts.values()))
         for s in _sentences(answer.text):
             assert not _ORDINAL_END.search(s), f"cut at an ordinal: {s!r}"
-            assert not re.match(r"(?:Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November"
-                                r"|Dezember|Jahrhundert)", s), f"the rest of a sentence cut at an ordinal: {s!r}"
+            assert not re.match(_MONTH_OR_CENTURY, s), f"the rest of a sentence cut at an ordinal: {s!r}"
             body = s.rstrip(".!?")
             source = next(t for t in flat if body in t)
             assert not _ORDINAL_END.search(source[: source.index(body)].rstrip()), f"the rest of a sentence: {s!r}"
