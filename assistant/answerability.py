@@ -40,8 +40,10 @@ replace them), `cover_sentence`, `cover_pairs`, `agree5`, `sentence_gap` and the
 are recorded but did not help on the dev sets' fit half; so is the intent confidence.
 
 The coefficients (`answerability.json`, fitted by `bench/fit_answerability.py` on the dev sets with
-out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders; an
-unknown embedder uses the model fitted without the embedding features. The window_max layout
+out-of-scope pairs) are keyed by the embedder identity, since cosines differ between embedders. Another
+embedder gets the reference embedder's model (`reference` in the file: all-MiniLM-L6-v2) with its cosines
+put in that embedder's units (`assistant/calibration.py`, from fixed anchor pairs embedded once at
+start); when that fails, the model fitted without the embedding features (`LEXICAL`). The window_max layout
 (`embedder.long_text`) uses its model's window_mean fit when it has none of its own: its dense score
 is that mean's cosine, or a window's higher one (a one-window chunk scores the same). For voice, faster-whisper's
 own confidence rules (Whisper's defaults: `avg_logprob < -1.0`, `no_speech_prob > 0.6`) mark an
@@ -51,20 +53,24 @@ unsure transcript not answerable. The decision and every feature go into the tur
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from assistant.calibration import Calibrated, Calibration, Points
 from assistant.llm.extractive import ScoredSentence, lacks_asked_number
 from assistant.llm.words import content_words, raw_content_words, stem
 from assistant.word_match import covered, german, in_library
 from knowledge.types import Hit
-from models.settings import LAYOUT_SUFFIX
+from models.settings import LAYOUT_SUFFIX, stores_windows
+
+log = logging.getLogger(__name__)
 
 MODEL_FILE = Path(__file__).resolve().parent / "answerability.json"
 # the fitted inputs, chosen on the fit half by `bench/fit_answerability.py --select` (greedy: add or drop
@@ -86,8 +92,9 @@ FEATURES = (
 )
 RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5", "dense_z", "bm25_z", "bm25_share",
             "rank_agree", "cover_idf", "unseen", "cover_long", "sentence_gap", "german")
+SENTENCE = ("sentence_sim", "sentence_gap")  # need the ranked sentences embedded
 EMBEDDING = ("dense_top", "dense_gap", "library_gap", "sentence_sim", "sentence_gap")  # differ between embedders
-# the fallback for an unknown embedder (no embedding features); refitted with `specific_unseen` and
+# the fallback when an embedder cannot be calibrated (no embedding features); refitted with `specific_unseen` and
 # `type_missing` it did no better (report half, out of scope worst / mean 0.484 / 0.749 against 0.516 / 0.737)
 LEXICAL = ("agree", "cover_near", "unseen_near", "q_words", "cover_long_near", "library_unseen", "cover_chunk",
            "bm25_top", "bm25_gap")
@@ -302,7 +309,7 @@ class Logistic:
 class Answerability:
     """The decision for one embedder (immutable, thread-safe)."""
 
-    def __init__(self, model: Logistic | None) -> None:
+    def __init__(self, model: Logistic | Calibrated | None) -> None:
         self.model = model
 
     @property
@@ -310,18 +317,34 @@ class Answerability:
         """How many sentences the extractive ranking embeds for `sentence_sim` (0 when the model
         does not use it)."""
         m = self.model
-        return m.sentence_candidates if m and {"sentence_sim", "sentence_gap"} & set(m.features) else 0
+        return m.sentence_candidates if m and set(SENTENCE) & set(m.features) else 0
 
     @classmethod
-    def load(cls, embedder_identity: str | None, path: Path = MODEL_FILE) -> Answerability:
-        """The model fitted for this embedder, else the one fitted without embedding features."""
+    def load(
+        cls, embedder_identity: str | None, path: Path = MODEL_FILE, points: Callable[[], Points] | None = None
+    ) -> Answerability:
+        """The model fitted for this embedder. Another embedder, given `points` (its `ANCHORS` points,
+        `calibration.anchor_points`), gets the reference embedder's model with its cosines calibrated;
+        without them, or when they fail, the model fitted without embedding features (`LEXICAL`)."""
         if not Path(path).is_file():
             return cls(None)
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         models = raw.get("models", {})
-        keys = [embedder_identity, _mean_space(embedder_identity), "lexical"]
-        key = next((k for k in keys if k in models), "lexical")
-        return cls(Logistic.from_json(key, models[key]) if key in models else None)
+        key = next((k for k in (embedder_identity, mean_space(embedder_identity)) if k and k in models), None)
+        if key is not None:
+            return cls(Logistic.from_json(key, models[key]))
+        ref = raw.get("reference")
+        if points is not None and ref:
+            wmax = bool(embedder_identity and stores_windows(embedder_identity))
+            name = ref["embedder"] + (LAYOUT_SUFFIX["window_max"] if wmax else "")
+            try:
+                own = points()
+                cal = Calibration.between(own, Points(float(ref["matched"]), float(ref["mismatched"])))
+                return cls(Calibrated(Logistic.from_json(name, models[name]), cal))
+            except Exception as exc:  # noqa: BLE001 - an embedder failing on the anchors: the lexical model
+                log.warning("answerability: no calibration for %s (%s: %s); using the lexical model",
+                            embedder_identity, type(exc).__name__, exc)
+        return cls(Logistic.from_json("lexical", models["lexical"]) if "lexical" in models else None)
 
     def decide(
         self,
@@ -354,7 +377,7 @@ class Answerability:
         return Decision(p >= self.model.threshold, p, "model", x, name, list(ranked))
 
 
-def _mean_space(identity: str | None) -> str | None:
+def mean_space(identity: str | None) -> str | None:
     """The window_mean vector space of a window_max identity (None for any other)."""
     suffix = LAYOUT_SUFFIX["window_max"]
     return identity[: -len(suffix)] if identity and identity.endswith(suffix) else None

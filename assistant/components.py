@@ -175,6 +175,7 @@ class Components:
     def _make_answerer(self) -> Answerer:
         from assistant.answer import Answerer
         from assistant.answerability import Answerability
+        from assistant.calibration import anchor_points_of
 
         emb = self.embedder.get_or_none()  # the extractive answerer ranks sentences with it
         if emb is not None:
@@ -187,8 +188,9 @@ class Components:
             chain=self.chain.get(),
             embed=emb.embed_documents if emb is not None else None,
             min_score=self.cfg.retrieval.min_score,
-            # coefficients fitted per embedder (cosines differ between embedders)
-            answerability=Answerability.load(emb.identity if emb is not None else None),
+            # coefficients fitted per embedder (cosines differ between embedders); another one calibrated
+            answerability=Answerability.load(emb.identity if emb is not None else None,
+                                             points=anchor_points_of(emb) if emb is not None else None),
         )
 
     # ---- helpers used by the turn -----------------------------------------------------------------

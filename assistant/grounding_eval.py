@@ -21,6 +21,7 @@ from typing import Any
 
 from assistant.answer import Answerer
 from assistant.answerability import Answerability, Signals
+from assistant.calibration import anchor_points_of
 from assistant.speech_text import clean
 from knowledge.beir import BeirDataset, doc_id_from_path, load_beir
 from knowledge.sentences import split_sentences
@@ -156,7 +157,7 @@ def build(
         cfg.llm,
         cfg.prompts,
         embed=embedder.embed_documents,
-        answerability=Answerability.load(embedder.identity),
+        answerability=Answerability.load(embedder.identity, points=anchor_points_of(embedder)),
     )
     if sentence_candidates is not None:
         answerer.extractive.similarity_candidates = sentence_candidates

@@ -9,9 +9,12 @@ largest that keeps the false not-known rate ≤ 4 % on every answerable pairing 
 the table reports each pairing on the other half.
 
     nice -n 10 python -m bench.fit_answerability [--limit 300] [--skip SET,...] [--select] [--write [--write-lexical]]
+        [--write-reference]         # this embedder's anchor points: the one other embedders are calibrated to
         [--without FEATURE,...]     # an ablation: the model refitted without these
         [--long-text window_mean]   # another layout's model than config.yaml's `embedder.long_text`
         [--sentence-candidates 2]   # sentence_sim: the best cosine of the first k sentences by overlap
+        [--text-model NAME|FOLDER]  # another sentence-transformers embedder than config.yaml's: its own fit,
+                                    # and the shipped model as Hark loads it for that embedder (calibrated)
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from assistant.answerability import FEATURES, LEXICAL, MODEL_FILE, RECORDED, Logistic
+from assistant.answerability import (
+    FEATURES,
+    LEXICAL,
+    MODEL_FILE,
+    RECORDED,
+    SENTENCE,
+    Answerability,
+    Logistic,
+    mean_space,
+)
+from assistant.calibration import Calibrated, anchor_points_of
 from bench.common import EVAL
 
 ANSWERABLE = [("xquad_en", "xquad_en"), ("xquad_de", "xquad_de"), ("nq_oracle", "nq_oracle"),
@@ -40,27 +53,28 @@ def pairings(skip: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str
     return keep
 
 
-def config(long_text: str | None) -> Any:
-    """config.yaml's configuration, with `embedder.long_text` set to `long_text` when given."""
+def config(long_text: str | None, text_model: str | None = None) -> Any:
+    """config.yaml's configuration, with `embedder.long_text` and `embedder.text_model` set when given."""
     from assistant.config import load_config
 
     cfg = load_config(None)
     if long_text:
         cfg.embedder.long_text = long_text
+    if text_model:
+        cfg.embedder.text_model = text_model
     return cfg
 
 
 def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str | None = None,
-            sentence_candidates: int = 2) -> tuple[dict[str, list[dict]], str]:
+            sentence_candidates: int = 2, text_model: str | None = None) -> tuple[dict[str, list[dict]], Any]:
     """Feature rows per pairing and half (cached as JSON beside the indexes)."""
     from assistant.grounding_eval import build, run_pairing
     from knowledge.beir import load_beir
 
-    cfg = config(long_text)
+    cfg = config(long_text, text_model)
     cfg.llm.order = []  # features only; no provider is asked
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.is_file() else {}
     built: dict[str, tuple] = {}
-    identity = ""
     answerable, out = pairings(skip)
     for qs, lib in answerable + out:
         for which in ("fit", "report"):
@@ -70,7 +84,6 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
             if lib not in built:
                 built[lib] = build(cfg, EVAL / lib, work, sentence_candidates)
             library, retriever, answerer = built[lib]
-            identity = answerer.answerability.model.name if answerer.answerability.model else identity
             t = time.perf_counter()
             rows = run_pairing(library, load_beir(EVAL / qs), retriever, answerer, which=which, limit=limit,
                                answer=False)
@@ -79,11 +92,10 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
             cache.write_text(json.dumps(data))
     from models.embedder import load_embedder
 
-    identity = load_embedder(cfg.embedder).identity
-    return data, identity
+    return data, load_embedder(cfg.embedder)
 
 
-def _config_key(long_text: str | None = None, sentence_candidates: int = 2) -> str:
+def _config_key(long_text: str | None = None, sentence_candidates: int = 2, text_model: str | None = None) -> str:
     """The feature cache (every feature `assistant.answerability.features` records) is valid for one
     retrieval, ingest and embedder configuration, one version of the feature, sentence-splitting and
     sentence-ranking code, and one number of sentences that `sentence_sim` is the best of."""
@@ -94,7 +106,7 @@ def _config_key(long_text: str | None = None, sentence_candidates: int = 2) -> s
     import assistant.word_match
     import knowledge.sentences
 
-    cfg = config(long_text)
+    cfg = config(long_text, text_model)
     code = [Path(m.__file__).read_text(encoding="utf-8")
             for m in (assistant.answerability, assistant.word_match, assistant.llm.extractive, knowledge.sentences)]
     blob = json.dumps([cfg.retrieval.model_dump(), cfg.ingest.model_dump(), cfg.embedder.model_dump(), code,
@@ -129,7 +141,7 @@ def model_for(
     y = np.array([r["y"] for r in rows], dtype=np.float64)
     mean, scale = x.mean(0), x.std(0) + 1e-9
     coef, icpt = fit((x - mean) / scale, y)
-    k = sentence_candidates if {"sentence_sim", "sentence_gap"} & set(feats) else 0
+    k = sentence_candidates if set(SENTENCE) & set(feats) else 0
     m = Logistic(name, feats, tuple(mean), tuple(scale), tuple(coef), icpt, 0.5, k)
     limits = []
     for group in groups:
@@ -203,6 +215,10 @@ def main() -> None:
                     help="the embedder layout to fit for (default: config.yaml's embedder.long_text)")
     ap.add_argument("--sentence-candidates", type=int, default=2,
                     help="sentence_sim is the best cosine of this many sentences (the first by overlap and chunk rank)")
+    ap.add_argument("--write-reference", action="store_true",
+                    help="write this embedder's anchor points: other embedders are calibrated to its model")
+    ap.add_argument("--text-model", default=None,
+                    help="another sentence-transformers embedder (name or folder) than config.yaml's embedder.text_model")
     ap.add_argument("--without", default="", help="comma-separated features left out of the fit (an ablation)")
     ap.add_argument("--skip", default="", help="comma-separated sets left out (e.g. a library not indexed yet)")
     args = ap.parse_args()
@@ -212,8 +228,10 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     skip = {s for s in args.skip.split(",") if s}
     k = args.sentence_candidates
-    key = _config_key(args.long_text, k)
-    data, identity = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text, k)
+    key = _config_key(args.long_text, k, args.text_model)
+    data, embedder = collect(args.limit, work, work / f"answerability-features-{key}.json", skip, args.long_text, k,
+                             args.text_model)
+    identity = embedder.identity
     answerable, out = pairings(skip)
     fit_rows = [r for qs, lib in answerable + out for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
@@ -228,12 +246,21 @@ def main() -> None:
     for name, m in models.items():
         print(f"{name}: threshold {m.threshold}; " + ", ".join(
             f"{f} {c:+.2f}" for f, c in zip(m.features, m.coef, strict=True)))
-    report(models | shipped, data, args.limit, skip)
+    loaded = Answerability.load(identity, points=anchor_points_of(embedder)).model
+    as_loaded = {loaded.name: loaded} if isinstance(loaded, Calibrated) else {}
+    report(models | shipped | as_loaded, data, args.limit, skip)
+    if args.write_reference:
+        p = anchor_points_of(embedder)()
+        raw = json.loads(MODEL_FILE.read_text())
+        raw["reference"] = {"embedder": mean_space(identity) or identity, "matched": p.matched,
+                            "mismatched": p.mismatched}
+        MODEL_FILE.write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote the reference points {p} into {MODEL_FILE}")
     if args.write:  # this embedder's model; the others (another layout, lexical) stay unless asked
         kept = json.loads(MODEL_FILE.read_text()).get("models", {}) if MODEL_FILE.is_file() else {}
         fresh = {k: m.to_json() for k, m in models.items() if k != "lexical" or args.write_lexical}
-        out = {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit,
-               "models": kept | fresh}
+        out = json.loads(MODEL_FILE.read_text()) if MODEL_FILE.is_file() else {}
+        out |= {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit, "models": kept | fresh}
         MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_FILE}")
 
