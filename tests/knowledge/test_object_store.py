@@ -159,24 +159,24 @@ def test_one_lease_holder_among_racing_ingests(tmp_path: Path, place: str, reque
         uri, settings = str(tmp_path / "db"), StoreSettings()
     stores = [ChunkStore.open(uri, "e", 8, settings) for _ in range(3)]  # one connection each
     go, won, busy = threading.Barrier(3), [], []
-    held = threading.Event()
+    tried = threading.Semaphore(0)  # one release per ingest turned away
 
     def take(store: ChunkStore) -> None:
         go.wait()
         try:
             with store.ingest_lock():
                 won.append(store)
-                held.wait(10)
+                for _ in range(2):  # held until both others have tried, however slow the machine
+                    tried.acquire(timeout=60)
         except IngestBusy as exc:
             busy.append(str(exc))
-            if len(busy) == 2:
-                held.set()
+            tried.release()
 
     threads = [threading.Thread(target=take, args=(s,)) for s in stores]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join(150)
     assert len(won) == 1 and len(busy) == 2, (won, busy)
     assert all("another ingest is running on this library (since" in b for b in busy)
     with stores[1].ingest_lock():  # released: the next one takes it
