@@ -50,7 +50,8 @@ def test_the_line_through_two_points_maps_cosines_and_scales_their_differences()
     assert x["dense_top"] == pytest.approx(0.6) and x["sentence_sim"] == pytest.approx(0.1)
     assert x["library_gap"] == pytest.approx(0.1) and x["dense_gap"] == pytest.approx(0.05)
     assert x["q_words"] == 2.0  # not a cosine
-    assert Calibration.between(Points(0.5, 0.5), Points(0.6, 0.1)) == Calibration()  # cannot tell pairs apart
+    with pytest.raises(ValueError, match="closer than mismatched"):  # cannot tell the pairs apart
+        Calibration.between(Points(0.51, 0.5), Points(0.6, 0.1))
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +133,22 @@ def test_an_embedder_that_fails_on_the_anchors_gets_the_lexical_model(high):
 
     assert Answerability.load(emb.identity, points=broken).model.name == "lexical"
     assert Answerability.load(emb.identity).model.name == "lexical"  # no points asked
+
+
+def test_an_encoder_with_random_weights_is_not_calibrated():
+    """CLIP's real text tower, randomly initialised: its matching pairs are hardly closer than the others,
+    so a line through its points would stretch noise; it gets the lexical model."""
+    import torch
+
+    from models.embedder import ClipEmbedder
+    from models.settings import EmbedderSettings
+
+    torch.manual_seed(0)  # one draw of the random weights
+    clip = ClipEmbedder(EmbedderSettings(backend="clip"), random_weights=True)
+    clip.warm_up()
+    points = anchor_points_of(clip)()
+    assert points.matched - points.mismatched < 0.05
+    assert Answerability.load(clip.identity, points=anchor_points_of(clip)).model.name == "lexical"
 
 
 def test_the_shipped_reference_points_are_the_reference_embedder_s_on_these_anchors(minilm):
