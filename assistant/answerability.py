@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from assistant.calibration import Calibrated, Calibration, Points
+from assistant.calibration import Calibrated, Calibration, Points, anchor_points_of
 from assistant.llm.extractive import ScoredSentence, lacks_asked_number
 from assistant.llm.words import content_words, raw_content_words, stem
 from assistant.word_match import covered, german, in_library
@@ -345,6 +345,13 @@ class Answerability:
                 log.warning("answerability: no calibration for %s (%s: %s); using the lexical model",
                             embedder_identity, type(exc).__name__, exc)
         return cls(Logistic.from_json("lexical", models["lexical"]) if "lexical" in models else None)
+
+    @classmethod
+    def for_embedder(cls, embedder: Any) -> Answerability:
+        """`load` for an `Embedder` (None: no embedder), which embeds the anchors if it must be calibrated."""
+        if embedder is None:
+            return cls.load(None)
+        return cls.load(embedder.identity, points=anchor_points_of(embedder))
 
     def decide(
         self,

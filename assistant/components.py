@@ -175,7 +175,6 @@ class Components:
     def _make_answerer(self) -> Answerer:
         from assistant.answer import Answerer
         from assistant.answerability import Answerability
-        from assistant.calibration import anchor_points_of
 
         emb = self.embedder.get_or_none()  # the extractive answerer ranks sentences with it
         if emb is not None:
@@ -189,8 +188,7 @@ class Components:
             embed=emb.embed_documents if emb is not None else None,
             min_score=self.cfg.retrieval.min_score,
             # coefficients fitted per embedder (cosines differ between embedders); another one calibrated
-            answerability=Answerability.load(emb.identity if emb is not None else None,
-                                             points=anchor_points_of(emb) if emb is not None else None),
+            answerability=Answerability.for_embedder(emb),
         )
 
     # ---- helpers used by the turn -----------------------------------------------------------------

@@ -21,7 +21,6 @@ from typing import Any
 
 from assistant.answer import Answerer
 from assistant.answerability import Answerability, Signals
-from assistant.calibration import anchor_points_of
 from assistant.speech_text import clean
 from knowledge.beir import BeirDataset, doc_id_from_path, load_beir
 from knowledge.sentences import split_sentences
@@ -157,7 +156,7 @@ def build(
         cfg.llm,
         cfg.prompts,
         embed=embedder.embed_documents,
-        answerability=Answerability.load(embedder.identity, points=anchor_points_of(embedder)),
+        answerability=Answerability.for_embedder(embedder),
     )
     if sentence_candidates is not None:
         answerer.extractive.similarity_candidates = sentence_candidates

@@ -246,22 +246,21 @@ def main() -> None:
     for name, m in models.items():
         print(f"{name}: threshold {m.threshold}; " + ", ".join(
             f"{f} {c:+.2f}" for f, c in zip(m.features, m.coef, strict=True)))
-    loaded = Answerability.load(identity, points=anchor_points_of(embedder)).model
+    loaded = Answerability.for_embedder(embedder).model
     as_loaded = {loaded.name: loaded} if isinstance(loaded, Calibrated) else {}
     report(models | shipped | as_loaded, data, args.limit, skip)
-    if args.write_reference:
-        p = anchor_points_of(embedder)()
-        raw = json.loads(MODEL_FILE.read_text())
-        raw["reference"] = {"embedder": mean_space(identity) or identity, "matched": p.matched,
-                            "mismatched": p.mismatched}
+    if args.write or args.write_reference:
+        raw = json.loads(MODEL_FILE.read_text()) if MODEL_FILE.is_file() else {}
+        if args.write_reference:
+            p = anchor_points_of(embedder)()
+            raw["reference"] = {"embedder": mean_space(identity) or identity, "matched": p.matched,
+                                "mismatched": p.mismatched}
+            print(f"the reference points: {p}")
+        if args.write:  # this embedder's model; the others (another layout, lexical) stay unless asked
+            fresh = {k: m.to_json() for k, m in models.items() if k != "lexical" or args.write_lexical}
+            raw |= {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit,
+                    "models": raw.get("models", {}) | fresh}
         MODEL_FILE.write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote the reference points {p} into {MODEL_FILE}")
-    if args.write:  # this embedder's model; the others (another layout, lexical) stay unless asked
-        kept = json.loads(MODEL_FILE.read_text()).get("models", {}) if MODEL_FILE.is_file() else {}
-        fresh = {k: m.to_json() for k, m in models.items() if k != "lexical" or args.write_lexical}
-        out = json.loads(MODEL_FILE.read_text()) if MODEL_FILE.is_file() else {}
-        out |= {"fitted_by": "bench/fit_answerability.py", "limit_per_half": args.limit, "models": kept | fresh}
-        MODEL_FILE.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_FILE}")
 
 

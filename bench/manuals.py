@@ -56,7 +56,6 @@ def answers(pdfs: Path, out_of_scope: Sequence[str] = (), limit: int = 300) -> d
     not-known rate printed)."""
     from assistant.answer import Answerer
     from assistant.answerability import Answerability, Signals
-    from assistant.calibration import anchor_points_of
     from assistant.config import LLMSettings, PromptSettings
     from knowledge.ingest import Ingestor
     from knowledge.retrieve import Retriever
@@ -77,7 +76,7 @@ def answers(pdfs: Path, out_of_scope: Sequence[str] = (), limit: int = 300) -> d
     Ingestor(store, emb, IngestSettings(isolation="inline")).ingest([docs])
     retriever = Retriever(emb, store, RetrievalSettings())
     answerer = Answerer(LLMSettings(order=[]), PromptSettings(), embed=emb.embed_documents,
-                        answerability=Answerability.load(emb.identity, points=anchor_points_of(emb)))
+                        answerability=Answerability.for_embedder(emb))
 
     def decide(q: str) -> tuple[Any, Any]:
         r = retriever.retrieve(q)

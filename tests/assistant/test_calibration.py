@@ -108,7 +108,7 @@ def test_an_embedder_with_high_cosines_gets_the_fitted_model_read_in_its_units(h
     assert points.mismatched == pytest.approx(HIGH + (1 - HIGH) * own.mismatched, abs=1e-3)
     assert points.mismatched > 0.7 and own.matched - own.mismatched > 0.3
 
-    calibrated = Answerability.load(emb.identity, points=anchor_points_of(emb))
+    calibrated = Answerability.for_embedder(emb)
     assert isinstance(calibrated.model, Calibrated) and calibrated.model.model.name == "minilm-l6-v2-wmax"
     reference = Answerability.load(minilm.identity)
     assert isinstance(reference.model, Logistic) and reference.model.name == "minilm-l6-v2-wmax"
@@ -148,7 +148,7 @@ def test_an_encoder_with_random_weights_is_not_calibrated():
     clip.warm_up()
     points = anchor_points_of(clip)()
     assert points.matched - points.mismatched < 0.05
-    assert Answerability.load(clip.identity, points=anchor_points_of(clip)).model.name == "lexical"
+    assert Answerability.for_embedder(clip).model.name == "lexical"
 
 
 def test_the_shipped_reference_points_are_the_reference_embedder_s_on_these_anchors(minilm):
