@@ -4,8 +4,10 @@ The library's corpus is indexed by Hark's own Ingestor (cached, `knowledge.evalu
 each question runs `Retriever.retrieve` → `Answerer.assess` (the answerability decision) →
 `Answerer.answer` (the configured chain; offline, the extractive answer). A question asked of its own
 library is answerable; of another set's library it is out of scope. Reported: the not-known rate,
-the cited-gold rate (the first cited chunk comes from a relevant document) and, where the set has
-answer strings, how often the answer holds one (`holds_gold`).
+the cited-gold rate (the first cited chunk comes from a relevant document), how often a relevant chunk is
+among the blocks the answer is made from (and the false not-known rate with and without one: the
+decision's refusals and the search's misses) and, where the set has answer strings, how often the answer
+holds one (`holds_gold`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Row:
     features: dict[str, float]
     text: str = ""
     cited_gold: bool | None = None
+    found_gold: bool | None = None  # a relevant chunk is among the blocks the answer is made from
     gold_in_answer: bool | None = None
     ms: dict[str, float] = field(default_factory=dict)
 
@@ -103,12 +106,15 @@ def run_pairing(
                                            vocabulary=retrieval.vocabulary))
         t2 = time.perf_counter()
         row = Row(qid, text, own, not decision.answerable, decision.probability, decision.features)
+        if own:
+            relevant = {canonical.get(d, d) for d in questions.qrels.get(qid, {})}
+            found = (doc_id_from_path(h.source_path) for h in answerer.builder.blocks(retrieval.hits))
+            row.found_gold = any(canonical.get(d, d) in relevant for d in found)
         if answer:
             result = answerer.answer(text, retrieval.hits, decision=decision)
             row.not_known, row.text = result.not_known, result.text
             if own and not result.not_known and result.cited:
                 first = doc_id_from_path(result.cited[0].source_path)
-                relevant = {canonical.get(d, d) for d in questions.qrels.get(qid, {})}
                 row.cited_gold = canonical.get(first, first) in relevant
             if own and qid in gold:
                 row.gold_in_answer = not result.not_known and holds_gold(result.text, gold[qid])
@@ -132,6 +138,10 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
         "out_of_scope_not_known": rate([r.not_known for r in other]),
         "answerable_false_not_known": rate([r.not_known for r in own]),
         "cited_gold": rate([bool(r.cited_gold) for r in own if not r.not_known]),
+        "found_gold": rate([bool(r.found_gold) for r in own]),
+        # false not-known split: the decision's refusals of found evidence, and the search's misses
+        "false_not_known_found": rate([r.not_known for r in own if r.found_gold]),
+        "false_not_known_missed": rate([r.not_known for r in own if not r.found_gold]),
         "gold_in_answer": rate([bool(r.gold_in_answer) for r in own if r.gold_in_answer is not None]),
         "assess_answer_ms_p50": round(times[len(times) // 2], 1) if times else None,
         "sentences_per_answer": round(sum(lengths) / len(lengths), 2) if lengths else None,
@@ -186,6 +196,8 @@ def eval_grounding_command(
     if rows and rows[0].answerable:
         print(f"  false not-known:  {s['answerable_false_not_known']}")
         print(f"  cited gold:       {s['cited_gold']}")
+        print(f"  gold in evidence: {s['found_gold']} (false not-known: {s['false_not_known_found']} with it, "
+              f"{s['false_not_known_missed']} without)")
         if s["gold_in_answer"] is not None:
             print(f"  gold in answer:   {s['gold_in_answer']}")
         print(f"  sentences per answer: {s['sentences_per_answer']} (≤ 2: {s['at_most_two_sentences']})")
