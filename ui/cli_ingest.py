@@ -113,6 +113,11 @@ def ingest_command(
     finally:
         bar.close()
     print(format_report(report))
+    from assistant.library_language import embedder_note, german_share
+
+    note = embedder_note(german_share(store.view().vocabulary()), embedder.identity)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     if watch:
         return watch_folders(Ingestor(store, embedder, ingest_settings), [p for p in paths if p.is_dir()])
     return 1 if report.totals["failed"] and not report.chunks_written and not report.total_chunks else 0

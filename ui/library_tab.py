@@ -210,7 +210,8 @@ class LibraryView:
             return ["⚠️ Indexing failed unexpectedly; the existing library is unchanged. See the log."]
         finally:
             self.after_change()
-        return self._report_lines(report)
+        note = self.assistant.library_note()  # a German or mixed library and an English-only embedder
+        return self._report_lines(report) + ([f"ℹ️ {_md(note)}"] if note else [])
 
     @staticmethod
     def _report_lines(report: Any) -> list[str]:

@@ -91,3 +91,22 @@ def test_an_unchanged_re_ingest_decides_from_the_manifest_without_loading_a_mode
     (folder / "n0.md").write_text("# Note 0\n\nRoom 0 now has 9 chairs.\n")  # something to embed: it loads
     with pytest.raises(AssertionError, match="was loaded"):
         ingest_command(*args)
+
+
+def test_ingest_notes_a_german_library_on_the_english_embedder(tmp_path, capsys):
+    from knowledge.settings import IngestSettings, StoreSettings
+    from models.settings import EmbedderSettings
+    from ui.cli_ingest import ingest_command
+
+    folder = tmp_path / "regeln"
+    folder.mkdir()
+    (folder / "ordnung.md").write_text("# Prüfungsordnung\n\nDie Prüfung wird von zwei Prüfern bewertet, und sie "
+                                       "kann einmal wiederholt werden, wenn die Frist noch nicht abgelaufen ist.\n")
+    args = (EmbedderSettings(backend="minilm"), StoreSettings(), IngestSettings(), str(tmp_path / "db"), [folder])
+    assert ingest_command(*args) == 0
+    err = capsys.readouterr().err
+    assert "100% of the library is German text" in err and "multilingual" in err, err
+    (folder / "ordnung.md").write_text("# Exam rules\n\nThe exam is graded by two examiners, and it can be "
+                                       "repeated once if the deadline has not passed.\n")
+    assert ingest_command(*args) == 0
+    assert "German" not in capsys.readouterr().err

@@ -70,3 +70,16 @@ def test_the_time_left_is_said_once_the_run_has_gone_long_enough():
     assert _time_left(0.25, 10.0) == " · about 30 s left"
     assert _time_left(0.1, 60.0) == " · about 9 min left"
     assert _time_left(1.0, 60.0) == ""
+
+
+def test_a_german_library_gets_a_note_on_the_english_embedder_and_an_english_one_none(view, tmp_path):
+    english = _upload(tmp_path, "boiler.md", "# Boiler\n\nThe boiler is serviced every October by the landlord, "
+                      "and the filter of the heating is changed when it is cold.\n")
+    report, _, _ = view.add([english], progress=_progress)
+    assert "boiler.md** — added" in report and "German" not in report
+    german = _upload(tmp_path, "ordnung.md", "# Prüfungsordnung\n\nDie Prüfung wird von zwei Prüfern bewertet, "
+                     "und sie kann einmal wiederholt werden. Der Antrag ist bei dem Prüfungsamt zu stellen, "
+                     "wenn die Frist noch nicht abgelaufen ist.\n")
+    report, _, _ = view.add([german], progress=_progress)
+    assert "ordnung.md** — added" in report
+    assert "% of the library is German text" in report and "multilingual" in report, report

@@ -1,0 +1,49 @@
+"""How much of the library is German, and a note when the embedder cannot read it well.
+
+The bundled embedder, all-MiniLM-L6-v2, is trained on English. On a bilingual test library (German
+Wikipedia articles, half also in English) English questions whose answer is only in a German article get
+"not known" about half the time (`docs/results.md`, "Answerability and the offline answer"): the search
+misses the German passage for about a quarter of them, and the decision refuses more of the rest. A
+multilingual embedder is what such a library needs, so the library tab and `ingest` say so.
+
+The share is counted from the library's word counts (`LibraryWords`, built once per snapshot): occurrences
+of German function words over German and English ones together (`word_match`'s marker lists).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from assistant.word_match import ENGLISH_MARKERS, GERMAN_MARKERS
+from knowledge.types import LibraryWords
+
+NOTE_FROM = 0.2  # a German share from which the note is shown (a mixed or German library)
+ENGLISH_ONLY = ("minilm-l6-v2",)  # identities (and their layouts) of embedders trained on English only
+
+
+def _count(words: LibraryWords, word: str) -> int:
+    i = bisect_left(words, word)
+    return int(words.chunks[i]) if i < len(words) and words[i] == word else 0
+
+
+def german_share(words: LibraryWords | None) -> float | None:
+    """German function words' share of the library's German and English ones (None: no counts, or none)."""
+    if words is None or len(words.chunks) != len(words):
+        return None
+    de = sum(_count(words, w) for w in GERMAN_MARKERS - ENGLISH_MARKERS)
+    en = sum(_count(words, w) for w in ENGLISH_MARKERS - GERMAN_MARKERS)
+    return de / (de + en) if de + en else None
+
+
+def embedder_note(share: float | None, embedder_identity: str | None) -> str | None:
+    """What to tell the user about a German or mixed library searched by an English-only embedder."""
+    if share is None or share < NOTE_FROM or not embedder_identity:
+        return None
+    if not embedder_identity.startswith(ENGLISH_ONLY):
+        return None
+    return (
+        f"About {share:.0%} of the library is German text. The embedder, all-MiniLM-L6-v2, is trained on "
+        "English: a question about a passage in another language is found mostly by its words, and an English "
+        "question whose answer is only in German text often gets \"not known\". A multilingual embedder reads "
+        "both: set embedder.text_model (README, \"Embedder\"), e.g. intfloat/multilingual-e5-small."
+    )
