@@ -2,8 +2,8 @@
 
 The bundled embedder, all-MiniLM-L6-v2, is trained on English. On a bilingual test library (German
 Wikipedia articles, half also in English) English questions whose answer is only in a German article get
-"not known" about half the time (`docs/results.md`, "Answerability and the offline answer"): the search
-misses the German passage for about a quarter of them, and the decision refuses more of the rest. A
+"not known" about half the time (`docs/results.md`, "Answerability and the offline answer"): mostly the
+decision, as MiniLM scores an English question against a German passage low; the search misses the rest. A
 multilingual embedder is what such a library needs, so the library tab and `ingest` say so.
 
 The share is counted from the library's word counts (`LibraryWords`, built once per snapshot): occurrences
