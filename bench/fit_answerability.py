@@ -58,11 +58,18 @@ REPORTED_ANSWERABLE = [("xquad_de_en", "xquad_de_en"), ("xquad_de_en@test_german
 REPORTED_OUT_OF_SCOPE = [("covid_faq", "xquad_de_en"), ("medquad_liveqa", "xquad_de_en")]
 
 
-def pairings(skip: set[str], reported: bool = False) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The answerable and out-of-scope pairings that are fitted on (with `reported`, then the reported-only ones)."""
-    answerable = ANSWERABLE + (REPORTED_ANSWERABLE if reported else [])
-    out = OUT_OF_SCOPE + (REPORTED_OUT_OF_SCOPE if reported else [])
-    return [p for p in answerable if not set(p) & skip], [p for p in out if not set(p) & skip]
+def _kept(pairs: list[tuple[str, str]], skip: set[str]) -> list[tuple[str, str]]:
+    return [p for p in pairs if not {p[0].partition("@")[0], p[1]} & skip]
+
+
+def pairings(skip: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The answerable and out-of-scope pairings that are fitted on."""
+    return _kept(ANSWERABLE, skip), _kept(OUT_OF_SCOPE, skip)
+
+
+def reported(skip: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The answerable and out-of-scope pairings that are only reported."""
+    return _kept(REPORTED_ANSWERABLE, skip), _kept(REPORTED_OUT_OF_SCOPE, skip)
 
 
 def config(long_text: str | None, text_model: str | None = None) -> Any:
@@ -87,8 +94,8 @@ def collect(limit: int, work: Path, cache: Path, skip: set[str], long_text: str 
     cfg.llm.order = []  # features only; no provider is asked
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.is_file() else {}
     built: dict[str, tuple] = {}
-    answerable, out = pairings(skip, reported=True)
-    for qs, lib in answerable + out:
+    (answerable, out), (more_answerable, more_out) = pairings(skip), reported(skip)
+    for qs, lib in answerable + out + more_answerable + more_out:
         for which in ("fit", "report"):
             key = f"{qs}->{lib}:{which}:{limit}"
             if key in data:
@@ -198,15 +205,14 @@ def select(data: dict[str, list[dict]], limit: int, skip: set[str], max_false_nk
 
 def report(models: dict[str, Logistic], data: dict[str, list[dict]], limit: int, skip: set[str]) -> None:
     """The report half's table; the reported-only pairings last, left out of the mean and worst."""
-    answerable, out = pairings(skip)
-    more_answerable, more_out = pairings(skip, reported=True)
+    (answerable, out), (more_answerable, more_out) = pairings(skip), reported(skip)
     print("| questions → library | kind | n | " + " | ".join(f"not known ({k})" for k in models) + " |")
     worst = {k: [] for k in models}
     print("|---|---|---|" + "---|" * len(models))
-    for qs, lib in answerable + out + [p for p in more_answerable + more_out if p not in answerable + out]:
+    for qs, lib in answerable + out + more_answerable + more_out:
         rows = data[f"{qs}->{lib}:report:{limit}"]
-        kind = "answerable" if (qs, lib) in more_answerable else "out of scope"
-        if (qs, lib) not in answerable + out:
+        kind = "answerable" if (qs, lib) in answerable + more_answerable else "out of scope"
+        if (qs, lib) in more_answerable + more_out:
             kind += ", reported only"
         cells = []
         for m in models.values():
@@ -252,9 +258,11 @@ def main() -> None:
                              args.text_model)
     identity = embedder.identity
     answerable, out = pairings(skip)
-    fitted = pairings(skip, reported=args.fit_reported)
-    fit_rows = [r for qs, lib in fitted[0] + fitted[1] if "@" not in qs  # a subset: its rows are in its set's
-                for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
+    fitted = answerable + out
+    if args.fit_reported:  # a subset ("SET@SPLIT") is left out: its rows are in its set's
+        more_answerable, more_out = reported(skip)
+        fitted += [p for p in more_answerable + more_out if "@" not in p[0]]
+    fit_rows = [r for qs, lib in fitted for r in data[f"{qs}->{lib}:fit:{args.limit}"]]
     groups = [data[f"{qs}->{lib}:fit:{args.limit}"] for qs, lib in answerable]
     feats = FEATURES
     if args.select:
