@@ -12,8 +12,6 @@ of German function words over German and English ones together (`word_match`'s m
 
 from __future__ import annotations
 
-from bisect import bisect_left
-
 from assistant.word_match import ENGLISH_MARKERS, GERMAN_MARKERS
 from knowledge.types import LibraryWords
 
@@ -21,17 +19,12 @@ NOTE_FROM = 0.2  # a German share from which the note is shown (a mixed or Germa
 ENGLISH_ONLY = ("minilm-l6-v2",)  # identities (and their layouts) of embedders trained on English only
 
 
-def _count(words: LibraryWords, word: str) -> int:
-    i = bisect_left(words, word)
-    return int(words.chunks[i]) if i < len(words) and words[i] == word else 0
-
-
 def german_share(words: LibraryWords | None) -> float | None:
     """German function words' share of the library's German and English ones (None: no counts, or none)."""
     if words is None or len(words.chunks) != len(words):
         return None
-    de = sum(_count(words, w) for w in GERMAN_MARKERS - ENGLISH_MARKERS)
-    en = sum(_count(words, w) for w in ENGLISH_MARKERS - GERMAN_MARKERS)
+    de = sum(words.occurrences(w) for w in GERMAN_MARKERS - ENGLISH_MARKERS)
+    en = sum(words.occurrences(w) for w in ENGLISH_MARKERS - GERMAN_MARKERS)
     return de / (de + en) if de + en else None
 
 

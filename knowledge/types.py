@@ -43,6 +43,11 @@ class LibraryWords(tuple):
         self.total = int(total)
         return self
 
+    def occurrences(self, word: str) -> int:
+        """How often `word` (lower-cased) occurs in the library (0 when absent or the counts are not known)."""
+        i = bisect_left(self, word)
+        return int(self.chunks[i]) if i < len(self) and len(self.chunks) == len(self) and self[i] == word else 0
+
     def idf(self, stem: str, stem_of: Callable[[str], str]) -> float | None:
         """log(1 + chunks / occurrences of the words whose stem is `stem`) (none counts as once), or
         None when the counts are not known."""
