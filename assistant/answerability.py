@@ -17,7 +17,8 @@ A small logistic model over a handful of features of what the turn already has (
 - `cover_near`, `unseen_near`, `cover_long_near`: `cover_chunk`, `unseen` and `cover_long` with a
   word also found when the chunk holds it up to a typo or as a compound part
   (`assistant.word_match.in_bag`: "Beriods" / "beroids", "Corona" / "Coronavirus"), stricter about
-  typos in a German question (`german`, recorded: 1 when the question's function words are German);
+  typos in a German question (`german`, recorded: 1 when the question's function words are German;
+  `evidence_german`, recorded: the share of the top chunks that are German by the same test);
 - `library_unseen`: the share of the question's long words that the whole library never mentions,
   up to an inflection or a typo (`word_match.in_library` over `Retrieval.vocabulary`): a question
   about something else names things the library has no word for (NaN without the word list);
@@ -91,7 +92,7 @@ FEATURES = (
     "type_missing",
 )
 RECORDED = ("bm25_top", "bm25_gap", "cover_sentence", "cover_pairs", "agree5", "dense_z", "bm25_z", "bm25_share",
-            "rank_agree", "cover_idf", "unseen", "cover_long", "sentence_gap", "german")
+            "rank_agree", "cover_idf", "unseen", "cover_long", "sentence_gap", "german", "evidence_german")
 SENTENCE = ("sentence_sim", "sentence_gap")  # need the ranked sentences embedded
 EMBEDDING = ("dense_top", "dense_gap", "library_gap", "sentence_sim", "sentence_gap")  # differ between embedders
 # the fallback when an embedder cannot be calibrated (no embedding features); refitted with `specific_unseen` and
@@ -163,7 +164,8 @@ def features(
         agree = float(top_dense.chunk_id == top_bm25.chunk_id)
     q_list = content_words(question)
     q = set(q_list)
-    seqs = [content_words(h.chunk_text) for h in list(hits)[:top_chunks]]
+    top = list(hits)[:top_chunks]
+    seqs = [content_words(h.chunk_text) for h in top]
     bags = [set(seq) for seq in seqs]
     cover_chunk = max((len(q & b) / len(q) for b in bags), default=0.0) if q else 0.0
     union = set().union(*bags) if bags else set()
@@ -206,7 +208,8 @@ def features(
         "sentence_gap": math.nan if sentence_sim is None else float(sentence_sim - dense_top),
         "q_words": math.log1p(len(q)),
         "german": float(strict),
-        "specific_unseen": specific_unseen(question, [h.chunk_text for h in list(hits)[:top_chunks]]),
+        "evidence_german": sum(german(h.chunk_text) for h in top) / len(top) if top else 0.0,
+        "specific_unseen": specific_unseen(question, [h.chunk_text for h in top]),
         "type_missing": float(lacks_asked_number(question, [s.text for s in list(ranked)[:2]])),
     }
 
