@@ -150,6 +150,36 @@ def test_the_fitted_threshold_keeps_the_false_not_known_rule_on_every_answerable
     assert m.threshold == round(m.threshold, 4)
 
 
+def test_the_cross_lingual_experiment_never_costs_a_fitted_out_of_scope_pairing():
+    """`bench.fit_answerability --cross-lingual`: a second model for English questions on German evidence
+    answers such questions the first refuses, at the lowest threshold that refuses every out-of-scope
+    question the first refused; when one looks like them, they stay refused."""
+    from bench.fit_answerability import gated_model
+
+    skip = {"xquad_en", "xquad_en_noisy", "nq_oracle", "medquad_liveqa", "xquad_de_en"}
+    base = Logistic("b", ("a",), (0.0,), (1.0,), (1.0,), 0.0, 0.5)  # p = sigmoid(a)
+
+    def rows(y: int, a: float, n: int, cross: bool) -> list[dict]:
+        x = {"a": a, "german": 0.0 if cross else 1.0, "evidence_german": 1.0 if cross else 0.0}
+        return [{"y": y, "x": dict(x)} for _ in range(n)]
+
+    def data(lookalike: bool) -> dict[str, list[dict]]:
+        return {"xquad_de->xquad_de:fit:9": rows(1, 2.0, 9, False),
+                "covid_faq->covid_faq:fit:9": rows(1, -1.0, 9, True),  # refused by the first model
+                "xquad_de->covid_faq:fit:9": rows(0, -2.0, 9, False),
+                "covid_faq->xquad_de:fit:9": rows(0, -3.0, 8, True) + rows(0, -1.0 if lookalike else -3.0, 1, True)}
+
+    for lookalike in (False, True):
+        d = data(lookalike)
+        g = gated_model(base, d, 9, skip)
+        asked = d["covid_faq->covid_faq:fit:9"]
+        assert all(base.probability(r["x"]) < base.threshold for r in asked)
+        answered = [g.probability(r["x"]) >= g.threshold for r in asked]
+        assert all(answered) != lookalike
+        for key in ("xquad_de->covid_faq:fit:9", "covid_faq->xquad_de:fit:9"):
+            assert all(g.probability(r["x"]) < g.threshold for r in d[key])
+
+
 def test_an_unsure_transcript_is_not_answerable_and_typed_input_is_unaffected():
     decider = Answerability(Logistic("t", ("cover_chunk",), (0.5,), (0.1,), (5.0,), 0.0, 0.5))
     hits = lease_hits()
@@ -260,6 +290,9 @@ def test_a_german_question_matches_fewer_typos():
     assert x["german"] == 1.0 and x["cover_near"] == 0.0  # no "best" ~ "test", "zuletzt" is not "setzt"
     en = features("Which senat sets the best rules?", [hit], [hit], [])
     assert en["german"] == 0.0 and en["cover_near"] > 0.0
+    english = Hit("faq2", "faq2.md", "faq", "The senate sets the rules, and more tests are planned.", 0.4, dense_score=0.4)
+    assert en["evidence_german"] == 1.0  # an English question on German evidence: what the trace records
+    assert features("Which senat sets the best rules?", [english, hit], [english, hit], [])["evidence_german"] == 0.5
 
 
 def test_the_library_s_vocabulary_flags_what_it_never_mentions(library):
