@@ -316,14 +316,15 @@ def main() -> None:
     for name, m in models.items():
         print(f"{name}: threshold {m.threshold}; " + ", ".join(
             f"{f} {c:+.2f}" for f, c in zip(m.features, m.coef, strict=True)))
+    experiments: dict[str, Logistic | Gated] = {}  # reported, never written
     if args.cross_lingual:
         g = gated_model(models[identity], data, args.limit, skip)
         print(f"cross-lingual: threshold {g.cross.threshold:.4f}; " + ", ".join(
             f"{f} {c:+.2f}" for f, c in zip(g.cross.features, g.cross.coef, strict=True)))
-        models["+ cross-lingual"] = g
+        experiments["+ cross-lingual"] = g
     loaded = Answerability.for_embedder(embedder).model
     as_loaded = {loaded.name: loaded} if isinstance(loaded, Calibrated) else {}
-    report(models | shipped | as_loaded, data, args.limit, skip)
+    report(models | experiments | shipped | as_loaded, data, args.limit, skip)
     if args.write or args.write_reference:
         raw = json.loads(MODEL_FILE.read_text()) if MODEL_FILE.is_file() else {}
         if args.write_reference:
