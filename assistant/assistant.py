@@ -306,14 +306,12 @@ class Assistant:
     def library_note(self) -> str | None:
         """A note on the library's language when the embedder reads it poorly (a German or mixed library
         and the English-only bundled embedder; `assistant.library_language`), else None."""
-        from assistant.library_language import embedder_note, german_share
+        from assistant.library_language import library_note
 
-        try:
-            words = self.parts.store.get().view().vocabulary()
-            return embedder_note(german_share(words), str(getattr(self.parts.embedder.get(), "identity", "")))
-        except Exception:  # noqa: BLE001 - a note is never worth an error
-            log.warning("could not read the library's word counts", exc_info=True)
+        store = self.parts.store.get_or_none()  # None, the reason logged: no note
+        if store is None:
             return None
+        return library_note(store, getattr(self.parts.embedder.get_or_none(), "identity", None))
 
     def locate_source(self, hit: Any) -> tuple[Path | None, Any]:
         """The file a retrieved chunk comes from (None when it is gone) and where its passage sits in

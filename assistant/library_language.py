@@ -12,8 +12,13 @@ of German function words over German and English ones together (`word_match`'s m
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from assistant.word_match import ENGLISH_MARKERS, GERMAN_MARKERS
 from knowledge.types import LibraryWords
+
+log = logging.getLogger(__name__)
 
 NOTE_FROM = 0.2  # a German share from which the note is shown (a mixed or German library)
 ENGLISH_ONLY = ("minilm-l6-v2",)  # identities (and their layouts) of embedders trained on English only
@@ -40,3 +45,14 @@ def embedder_note(share: float | None, embedder_identity: str | None) -> str | N
         "question whose answer is only in German text often gets \"not known\". A multilingual embedder reads "
         "both: set embedder.text_model (README, \"Embedder\"), e.g. intfloat/multilingual-e5-small."
     )
+
+
+def library_note(store: Any, embedder_identity: str | None) -> str | None:
+    """`embedder_note` for the library in `store` (its current snapshot's word counts); None when they
+    cannot be read: a note is never worth an error."""
+    try:
+        words = store.view().vocabulary()
+    except Exception:  # noqa: BLE001 - the note is optional; the ingest it follows has succeeded
+        log.warning("could not read the library's word counts", exc_info=True)
+        return None
+    return embedder_note(german_share(words), embedder_identity)

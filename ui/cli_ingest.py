@@ -113,9 +113,9 @@ def ingest_command(
     finally:
         bar.close()
     print(format_report(report))
-    from assistant.library_language import embedder_note, german_share
+    from assistant.library_language import library_note
 
-    note = embedder_note(german_share(store.view().vocabulary()), embedder.identity)
+    note = library_note(store, embedder.identity)
     if note:
         print(f"note: {note}", file=sys.stderr)
     if watch:

@@ -36,3 +36,22 @@ def test_the_note_is_for_a_german_or_mixed_library_and_the_english_embedder(iden
 def test_no_note_for_another_embedder():
     assert embedder_note(1.0, "st-multilingual-e5-small-p1a2b3c") is None
     assert embedder_note(1.0, None) is None
+
+
+def test_a_library_whose_words_cannot_be_read_gets_no_note_and_no_error(caplog):
+    from assistant.library_language import library_note
+
+    class Unreadable:
+        def view(self):
+            raise OSError("the snapshot is gone")
+
+    class Readable:
+        def view(self):
+            return self
+
+        def vocabulary(self):
+            return _words(GERMAN)
+
+    assert library_note(Unreadable(), "minilm-l6-v2") is None
+    assert "word counts" in caplog.text
+    assert "German text" in (library_note(Readable(), "minilm-l6-v2") or "")
