@@ -66,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--limit", type=int, default=None, help="ask only the first N questions")
     g.add_argument("--half", choices=["all", "fit", "report"], default="all",
                    help="the half of the questions (by id hash) the answerability model was fitted / reported on")
+    a = ev.add_parser("answers", parents=[common], help="questions about a folder of documents, end to end")
+    a.add_argument("--library", required=True, help="folder of documents (indexed in a cache of its own)")
+    a.add_argument("--questions", required=True, help="questions, one JSON object a line (the manuals set's format)")
+    a.add_argument("--half", choices=["select", "report", "all"], default="all", help="which half of the questions, by id hash")
+    a.add_argument("--limit", type=int, default=None, help="at most this many questions")
+    a.add_argument("--llm", default=None, help="an OpenAI-compatible server's URL, tried before the offline answer")
+    a.add_argument("--json", dest="json_out", default=None, help="write the summary and the rows here")
     i = ev.add_parser("intents", parents=[common], help="intent classifier on a text,label CSV")
     i.add_argument("--file", required=True)
     i.add_argument("--json", dest="json_out", default=None, metavar="OUT")
@@ -132,6 +139,14 @@ def _run(args: argparse.Namespace) -> int:
         return eval_grounding_command(
             cfg, Path(args.library), Path(args.questions), args.json_out, which=args.half, limit=args.limit,
             work_dir=Path(work) if work else None,
+        )
+    if cmd == "eval" and args.what == "answers":
+        from assistant.answers_eval import eval_answers_command
+
+        work = os.environ.get("HARK_EVAL_DIR")  # library cache; default <cache>/hark/eval/answers
+        return eval_answers_command(
+            cfg, Path(args.library), Path(args.questions), args.json_out, which=args.half, limit=args.limit,
+            llm=args.llm, work_dir=Path(work) / "answers" if work else None,
         )
     if cmd == "eval" and args.what == "intents":
         from ui.cli_eval import eval_intents_command

@@ -191,54 +191,29 @@ def elements_to_document(
 
 
 def _load_pdf(path: Path, ocr: bool) -> LoadedDocument:
-    import pypdf
-    from pypdf.errors import PdfReadError
+    """A text PDF through PDFium (`knowledge.pdf_reader`: fast, headings as structure, no page
+    furniture); pages without a text layer through Tesseract OCR when it is installed."""
+    from knowledge.pdf_reader import PdfUnreadable, read_pdf
 
     try:
-        reader = pypdf.PdfReader(str(path), strict=True)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise LoadFailed("the PDF is encrypted (password protected)")
-        n_pages = len(reader.pages)
-        meta_title = ""
-        try:
-            meta_title = str((reader.metadata or {}).get("/Title") or "").strip()
-        except Exception:  # noqa: BLE001 - metadata is optional
-            meta_title = ""
-    except LoadFailed:
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError, AssertionError) as exc:
-        raise LoadFailed(f"not a readable PDF (corrupt or truncated): {exc}") from exc
-    if n_pages == 0:
+        read = read_pdf(path)
+    except PdfUnreadable as exc:
+        raise LoadFailed(str(exc)) from exc
+    if read.n_pages == 0:
         raise LoadFailed("the PDF has no pages")
-
-    from unstructured.partition.pdf import partition_pdf
-
-    try:
-        elements = partition_pdf(  # English is its default, named: else it warns once per file
-            filename=str(path), strategy="fast", password="", languages=["eng"]
-        )
-    except Exception as exc:  # noqa: BLE001 - pdfminer raises many types on damaged files
-        raise LoadFailed(f"could not read the PDF's text: {type(exc).__name__}: {exc}") from exc
-    with_text = {e.metadata.page_number for e in elements if (e.text or "").strip()}
-    missing = [p for p in range(1, n_pages + 1) if p not in with_text]
+    blocks = list(read.blocks)
+    missing = read.empty_pages
     notes: list[str] = []
     if missing and ocr and tesseract_available():
-        elements = elements + _ocr_pages(reader, missing)
-        elements.sort(key=lambda e: e.metadata.page_number or 0)
-        notes.append(f"OCR on page(s) {_ranges(missing)}")
+        ocr_doc = _ocr_document(path, missing)
+        if ocr_doc is not None:
+            blocks = sorted(blocks + ocr_doc.blocks, key=lambda b: b.page or 0)
+            notes.append(f"OCR on page(s) {_ranges(missing)}")
     elif missing:
         notes.append(f"page(s) {_ranges(missing)} have no text layer (OCR off or tesseract not installed)")
-    for el in elements:  # ligatures and line-end hyphens of the layout (knowledge/pdf_text.py)
-        if getattr(el, "text", None):
-            el.text = pdf_text.clean(el.text)
-    drop = pdf_text.furniture([(el.text or "", el.metadata.page_number) for el in elements])
-    elements = [el for i, el in enumerate(elements) if i not in drop]  # page numbers, running headers
-    doc = elements_to_document(
-        elements, fallback_title=meta_title or path.stem, use_first_title=not meta_title
-    )
-    if meta_title:
-        doc.title = meta_title
-    doc.notes = notes
+    if read.skipped_pages:
+        notes.append(f"page(s) {_ranges(read.skipped_pages)} are contents or index pages, not indexed")
+    doc = LoadedDocument(title=read.title or path.stem, blocks=blocks, notes=notes)
     if not doc.blocks:
         if missing and not (ocr and tesseract_available()):
             raise LoadSkipped(
@@ -246,6 +221,22 @@ def _load_pdf(path: Path, ocr: bool) -> LoadedDocument:
             )
         raise LoadFailed("no text found in the PDF")
     return doc
+
+
+def _ocr_document(path: Path, pages: list[int]) -> LoadedDocument | None:
+    import pypdf
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = pypdf.PdfReader(str(path))
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError, AssertionError) as exc:
+        log.warning("OCR skipped, pypdf cannot read %s: %s", path, exc)
+        return None
+    elements = _ocr_pages(reader, pages)
+    for el in elements:
+        if getattr(el, "text", None):
+            el.text = pdf_text.clean(el.text)
+    return elements_to_document(elements, fallback_title=path.stem, use_first_title=False)
 
 
 def _ocr_pages(reader: Any, pages: list[int]) -> list[Any]:
