@@ -43,6 +43,8 @@ class AnswerRow:
     cited: list[dict[str, Any]] = field(default_factory=list)
     cited_page_right: bool | None = None
     gold_in_context: bool | None = None
+    gold_in_top5: bool | None = None
+    context_chars: int = 0  # what an LLM would be given (the numbered context blocks)
     sentences: int = 0
     intent: str = ""
     query: str = ""
@@ -104,8 +106,11 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
             row.cited_page_right = _on_place(first.source_path, first.pages[:1], places)
         else:
             row.cited_page_right = False
-        blocks = assistant.parts.answerer.get().builder.blocks(hits) if hits else []
+        builder = assistant.parts.answerer.get().builder
+        blocks = builder.blocks(hits) if hits else []
+        row.context_chars = len(builder.context(hits)) if hits else 0
         row.gold_in_context = any(_on_place(h.source_path, h.pages, places) for h in blocks)
+        row.gold_in_top5 = any(_on_place(h.source_path, h.pages, places) for h in hits[:5])
         row.sentences = len(split_sentences(re.sub(r"\s*\[\d+\]", "", a.text))) if not refused else 0
     else:
         row.right = refused
@@ -138,6 +143,8 @@ def summarise(rows: list[AnswerRow]) -> dict[str, Any]:
         "false_not_known": rate([r.not_known for r in en]),
         "cited_page_right": rate([bool(r.cited_page_right) for r in en]),
         "gold_in_context": rate([bool(r.gold_in_context) for r in en]),
+        "gold_in_top5": rate([bool(r.gold_in_top5) for r in en]),
+        "context_chars_p50": statistics.median([r.context_chars for r in en]) if en else None,
         "sentences_p50": statistics.median([r.sentences for r in answered]) if answered else None,
         "at_most_two_sentences": rate([r.sentences <= 2 for r in answered]),
         "seconds_p50": round(statistics.median([r.seconds for r in rows]), 3) if rows else None,
@@ -227,7 +234,7 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append(f"| {f} | {v['n']} | {v['right']} | {v['cited_page_right']} | {v['gold_in_context']} |")
     lines.append("")
     for k in ("answerable_right", "answerable_right_de", "answerable_right_de_asked_de", "out_of_scope_refused",
-              "near_domain_refused", "false_not_known", "cited_page_right", "gold_in_context", "sentences_p50",
+              "near_domain_refused", "false_not_known", "cited_page_right", "gold_in_context", "gold_in_top5", "context_chars_p50", "sentences_p50",
               "at_most_two_sentences", "seconds_p50", "n_answerable", "n_out_of_scope"):  # fmt: skip
         lines.append(f"{k}: {s[k]}")
     lines.append("out of scope refused by kind: " + ", ".join(f"{w} {v['refused']} (n={v['n']})" for w, v in s["per_why"].items()))

@@ -140,7 +140,9 @@ def chunk_blocks(
         nonlocal carry, cur
         parts = ([" ".join(carry)] if carry else []) + [" ".join(p.words) for p in cur]
         pages = sorted({p.page for p in cur if p.page is not None})
-        chunks.append(("\n\n".join(parts).strip(), pages, cur[0].section))
+        # the section of its first text: a chunk that opens with headings stands under the last of them
+        section = next((p.section for p in cur if not p.is_title), cur[-1].section)
+        chunks.append(("\n\n".join(parts).strip(), pages, section))
         all_words = carry + [w for p in cur for w in p.words]
         carry = _tail(all_words, overlap)
         cur = []

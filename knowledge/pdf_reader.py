@@ -133,9 +133,9 @@ def _page_lines(textpage, page_no: int, raw) -> list[Line]:
 
 
 def _glyph_soup(text: str) -> bool:
-    """Symbols from a font without text (a score's notes, a dingbat): under a third of its tokens are
-    words of two letters or more."""
-    tokens = text.split()
+    """Symbols from a font without text (a score's notes, a dingbat): under a third of its tokens
+    with a letter are words of two letters or more ("h h hP h")."""
+    tokens = [t for t in text.split() if any(c.isalpha() for c in t)]
     return sum(bool(_WORD2.search(t)) for t in tokens) * 3 < len(tokens)
 
 

@@ -26,7 +26,8 @@ def write_text_pdf(
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     kids = " ".join(f"{pid} 0 R" for pid in page_ids)
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n_pages} >>".encode())
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    # WinAnsi: the Latin-1 bytes of a line are its characters ("\u00a8" is the dieresis, not "¤")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     for i, lines in enumerate(pages):
         content_id = page_ids[i] + 1
         objects.append(

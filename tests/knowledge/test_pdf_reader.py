@@ -1,0 +1,80 @@
+"""The PDFium reader on real PDFs from Debian's documentation packages (installed by .ci/install) and
+on PDFs written here with a real text layer."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from knowledge.chunking import chunk_document
+from knowledge.loaders import load_document
+from knowledge.pdf_reader import SECTION_SEP, fix_text, read_pdf
+from tests.knowledge.docs_factory import write_text_pdf
+
+LIBTASN1 = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")  # installed by .ci/install
+MIME_SPEC = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf")
+
+
+def _pdftotext_pages(path: Path) -> list[list[str]]:
+    text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    return [[ln.strip() for ln in page.splitlines() if ln.strip()] for page in text.split("\f")]
+
+
+def test_numbered_headings_become_the_section_path_not_words_of_a_sentence():
+    doc = read_pdf(MIME_SPEC)
+    version = next(b for b in doc.blocks if "This is version 0.21" in b.text)
+    assert version.kind == "text"
+    assert version.section.split(SECTION_SEP) == ["1. Introduction", "1.1. Version"]
+    assert version.text.startswith("This is version"), version.text[:60]
+    media = next(b for b in doc.blocks if "inode" in b.text and "provided for this purpose" in b.text)
+    assert not re.match(r"^\d+(\.\d+)*\.? [A-Z]", media.text), media.text[:80]  # no heading glued in front
+    assert media.section and media.page is not None
+
+
+def test_running_headers_page_numbers_and_the_index_are_not_text():
+    pages = _pdftotext_pages(LIBTASN1)
+    headers = {p[0] for p in pages[4:30] if p and p[0].startswith("Chapter ")}
+    assert len(headers) >= 3, headers  # the manual has them: "Chapter 2: ASN.1 structure handling 3"
+    doc = read_pdf(LIBTASN1)
+    texts = [b.text for b in doc.blocks]
+    assert not any(h in t for h in headers for t in texts)
+    assert not any(re.fullmatch(r"\d{1,3}", t.strip()) for t in texts)
+    assert doc.n_pages in doc.skipped_pages  # the index page
+    assert doc.title == "Libtasn1"
+
+
+def test_a_chunk_carries_its_section_and_its_page():
+    doc = load_document(MIME_SPEC)
+    chunks = chunk_document(doc, "spec.pdf", "h", chunk_words=120, overlap_words=20)
+    version = next(c for c in chunks if "This is version 0.21" in c.chunk_text)
+    assert version.section.endswith("1.1. Version") and version.pages == [1]
+
+
+def test_tex_accents_set_apart_are_joined_to_their_letters(tmp_path):
+    pdf = write_text_pdf(tmp_path / "de.pdf", [["Diese Einstellungen k\u00a8onnen ver\u00a8andert werden.",
+                                                "Kapitel 3: Ubliche Notation \u00a8"]])  # fmt: skip
+    doc = read_pdf(pdf)
+    text = " ".join(b.text for b in doc.blocks)
+    assert "können verändert" in text and "Übliche" in text and "\u00a8" not in text
+    assert fix_text("Andern \u00a8 die Datei") == "Ändern die Datei"
+
+
+def test_a_contents_page_is_skipped_and_said(tmp_path):
+    contents = [f"{i} Chapter number {i} . . . . . . . . {3 + i}" for i in range(1, 11)]
+    body = ["The notice period is three months for either party.", "Rent is due on the first day of a month."]
+    pdf = write_text_pdf(tmp_path / "lease.pdf", [contents, body])
+    doc = load_document(pdf)
+    assert [b.page for b in doc.blocks] == [2]
+    assert any("contents or index" in n for n in doc.notes)
+
+
+def test_a_corrupt_pdf_is_a_clear_failure(tmp_path):
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n" + b"\x00garbage" * 50)
+    try:
+        load_document(bad)
+    except Exception as exc:  # noqa: BLE001 - the type is asserted below
+        assert type(exc).__name__ in ("LoadFailed", "LoadSkipped") and str(exc)
+    else:
+        raise AssertionError("a corrupt PDF loaded")
