@@ -19,6 +19,9 @@ A small logistic model over a handful of features of what the turn already has (
   (`assistant.word_match.in_bag`: "Beriods" / "beroids", "Corona" / "Coronavirus"), stricter about
   typos in a German question (`german`, recorded: 1 when the question's function words are German;
   `evidence_german`, recorded: the share of the top chunks that are German by the same test);
+- `unknown_terms` (a rule, not fitted): how many rare terms of a short English question the library
+  never mentions (`assistant.unknown_terms`: "MusicXML" asked of manuals that never name it); one
+  makes the question not answerable (reason `unknown_term`);
 - `library_unseen`: the share of the question's long words that the whole library never mentions,
   up to an inflection or a typo (`word_match.in_library` over `Retrieval.vocabulary`): a question
   about something else names things the library has no word for (NaN without the word list);
@@ -67,6 +70,7 @@ import numpy as np
 from assistant.calibration import Calibrated, Calibration, Points, anchor_points_of
 from assistant.llm.extractive import ScoredSentence, lacks_asked_number
 from assistant.llm.words import content_words, raw_content_words, stem
+from assistant.unknown_terms import unknown_terms
 from assistant.word_match import covered, german, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX, stores_windows
@@ -104,6 +108,10 @@ LEXICAL = ("agree", "cover_near", "unseen_near", "q_words", "cover_long_near", "
 _SPECIFIC = re.compile(r"\w*\d[\w.,]*\w|\w*\d|\b[A-ZÄÖÜ]{2,}\b")
 _TOKEN = re.compile(r"[\w.,]*\w")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
+# a question this short is about one thing: a rare term of it that the library never mentions
+# (`assistant.unknown_terms`) makes it not answerable, whatever the model says (a long message, such
+# as a patient's story, names many things the answer need not)
+TERM_RULE_WORDS = 15
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6
 
@@ -124,7 +132,7 @@ class Signals:
 class Decision:
     answerable: bool
     probability: float
-    reason: str  # "model" | "no_evidence" | "transcript_unsure" | "no_model"
+    reason: str  # "model" | "no_evidence" | "transcript_unsure" | "no_model" | "unknown_term"
     features: dict[str, float] = field(default_factory=dict)
     model: str = ""
     ranked: list[ScoredSentence] = field(default_factory=list, repr=False)
@@ -384,6 +392,10 @@ class Answerability:
         if self.model is None:
             return Decision(True, 1.0, "no_model", x, name, list(ranked))
         p = self.model.probability(x)
+        terms = unknown_terms(question, signals.vocabulary) if len(question.split()) <= TERM_RULE_WORDS else []
+        x["unknown_terms"] = float(len(terms))
+        if terms and p >= self.model.threshold:
+            return Decision(False, p, "unknown_term", x, name, list(ranked))
         return Decision(p >= self.model.threshold, p, "model", x, name, list(ranked))
 
 

@@ -203,16 +203,19 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
     path: list[tuple[int, str]] = []  # (level, heading) from the top
     cur: list[Line] = []
     kind = "text"
+    term = ""  # a definition list's term, set in code type on its own line: it heads the next paragraph
 
     def section() -> str:
         return SECTION_SEP.join(h for _, h in path)
 
     def flush() -> None:
-        nonlocal cur
+        nonlocal cur, term
         if cur:
             joiner = "\n" if cur[0].mono else " "
             text = pdf_text.clean(joiner.join(ln.text for ln in cur))
+            text = f"{term}: {text}" if term else text
             blocks.append(Block(text, kind, cur[0].page, section()))  # type: ignore[arg-type]
+            term = ""
         cur = []
 
     for ln in lines:
@@ -236,11 +239,23 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
             or abs(prev.size - ln.size) > 0.15 * max(prev.size, ln.size)
         )
         if new:
-            flush()
+            if _is_term(cur, ln) and not starts_item:
+                term, cur = cur[0].text, []  # "nocheck" / "This tag says to not run …"
+            else:
+                flush()
             kind = "list_item" if starts_item else "text"
         cur.append(ln)
     flush()
     return blocks
+
+
+def _is_term(cur: list[Line], ln: Line) -> bool:
+    """One short line in code type (`nocheck`, `--smtp-port`) right above a paragraph of prose that
+    begins with a capital: the term that paragraph defines."""
+    if len(cur) != 1 or not cur[0].mono or ln.mono or cur[0].page != ln.page:
+        return False
+    t = cur[0].text
+    return len(t.split()) <= 3 and not re.search(r"[{}()\[\]=<>;,.:!?]$|[{}=<>]", t) and ln.text[:1].isupper()
 
 
 def read_pdf(path: Path) -> PdfText:

@@ -9,9 +9,9 @@ overlap — plus a prior for the better-ranked chunk (`rank_prior / block`: retr
 chunk, a better signal than one sentence's words; chosen on the dev sets' fit half), and for a question asking how many, how
 long or when, a lower score for a sentence that holds no number; for a who/where/when question, a
 higher one for a sentence holding a name the question does not, or a date (`answer_kind`). The answer opens with the best sentence;
-at most one more follows for a factual question (two otherwise, and also when the third scores
-nearly as well as the best: an uncertain pick), only from the same document and only when it scores
-close to the best. Each sentence is cited `[n]` with the number of its context
+at most one more follows for a factual question (two otherwise), only from the same document and
+only when it scores close to the best; a best sentence that refers back ("This tag says …") is
+preceded by the sentence it refers to instead. Each sentence is cited `[n]` with the number of its context
 block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
 and no embedding, it says it does not know. With `rank_by_embedding` off, the embedding only measures
 the cosine of the first `similarity_candidates` sentences for the answerability decision (the app's
@@ -110,6 +110,32 @@ def answer_kind(question: str, sentence: str) -> bool:
     return False
 
 
+# "what is X", "what does X mean", "what's X", "define X": the sentence that defines X answers it
+_WHAT_IS = re.compile(r"^\s*(?:what(?:'s| is| are| does)|define|was (?:ist|sind|bedeutet))\s+(?:an? |the |der |die |das |ein |eine )?"
+                      r"[‘'\"“]?(?P<x>[^?‘'\"”]+?)[’'\"”]?\s*(?:mean|stand for|bedeuten)?\s*(?:in \w+)?\s*\??\s*$", re.I)
+
+
+def defines(question: str, sentence: str) -> bool:
+    """Whether `sentence` defines what a "what is X" question asks about: it opens with X (after
+    an article) and goes on with "is", "are", "means", "stands for", "refers to", or a colon or dash."""
+    m = _WHAT_IS.match(question)
+    if not m:
+        return False
+    x = re.escape(" ".join(m.group("x").split()))
+    pattern = rf"^\W*(?:an? |the |der |die |das |ein |eine )?[‘'\"“]?{x}s?[’'\"”]?(?:\s*\([^)]*\))?\s*(?:is|are|means?|stands? for|refers? to|ist|sind|bedeutet|:|—|–|-)\s"
+    return re.match(pattern, sentence, re.I) is not None
+
+
+_REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
+
+
+def _references(sentence: str) -> bool:
+    """A line that only says where to read more ("Notation Reference: Section “Beams” in Notation
+    Reference", a run of URLs): short, and naming a section in quotes or two links."""
+    return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and not re.search(
+        r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", _REFERENCE.split(sentence)[0])
+
+
 @dataclass
 class ScoredSentence:
     text: str
@@ -135,7 +161,6 @@ class ExtractiveAnswerer:
         max_chars: int = 450,
         min_relative: float = 0.6,
         embed_candidates: int = 16,
-        unsure_relative: float = 0.65,
         rank_by_embedding: bool = True,
         similarity_candidates: int = 0,
     ) -> None:
@@ -150,9 +175,6 @@ class ExtractiveAnswerer:
         self.max_chars = max_chars
         self.min_relative = min_relative  # a further sentence must score this fraction of the best
         self.embed_candidates = embed_candidates
-        # a factual question gets a third sentence when the third scores this fraction of the best:
-        # the ranking cannot tell the three apart, so the answer holds all of them
-        self.unsure_relative = unsure_relative
 
     def sentences(self, evidence: Sequence[Hit]) -> list[ScoredSentence]:
         """The whole, distinct sentences of the top chunks, unscored, in evidence order."""
@@ -181,6 +203,8 @@ class ExtractiveAnswerer:
                 if _code_like(sent):  # markup or code from a manual: shown in the source, never read out
                     continue
                 if _POINTER.search(sent) and len(sent.split()) <= 14:  # "See below for an illustration."
+                    continue
+                if _references(sent):  # "Music Glossary: Section “beam” in Music Glossary.": where to read, no answer
                     continue
                 if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
@@ -270,17 +294,22 @@ class ExtractiveAnswerer:
         """Overlap scores shaped by the kind of answer asked: a number, a name, a date."""
         if _ASKS_NUMBER.search(question):
             scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
-        return scores + ANSWER_TYPE * np.array([answer_kind(question, s.text) for s in sentences], dtype=np.float64)
+        kind = np.array([answer_kind(question, s.text) or defines(question, s.text) for s in sentences], dtype=np.float64)
+        return scores + ANSWER_TYPE * kind
 
     def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
-        """The answer from ranked sentences: the best first, then at most one or two close ones from
-        the same document, within `max_chars`."""
+        """The answer from ranked sentences: the best first, then at most one close one from the same
+        document (two for a question that is not factual), within `max_chars`. A best sentence that
+        leans on the one before it ("This tag says to …", "It is …") gets that one in front of it:
+        what "this" is comes first, and the two are the answer."""
         if not ranked:
             return NOT_KNOWN
         best = ranked[0]
+        limit = min(self.max_sentences, 2 if is_factual(question) else 3)
+        before = _antecedent(best, ranked) if limit >= 2 else None
+        if before is not None:
+            return " ".join(_cite(s.text, s.block) for s in (before, best))
         close = [s for s in ranked[1:] if s.source == best.source and s.score >= best.score * self.min_relative]
-        unsure = len(close) >= 2 and close[1].score >= best.score * self.unsure_relative
-        limit = min(self.max_sentences, 2 if is_factual(question) and not unsure else 3)
         picked = [best]
         length = len(best.text)
         for s in close:
@@ -294,6 +323,20 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, evidence: Sequence[Hit]) -> str:
         return self.compose(question, self.rank(question, evidence))
+
+
+_ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|hence|otherwise|then|likewise|"
+                      r"similarly|in (this|that|such a) case|the (latter|former))\b", re.I)
+
+
+def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:
+    """The sentence right before `best` in its chunk when `best` opens by referring back to it."""
+    if not _ANAPHOR.match(best.text):
+        return None
+    before = next((s for s in ranked if s.block == best.block and s.position == best.position - 1), None)
+    if before is None or len(before.text.split()) > 35 or "•" in before.text or before.text.count(";") > 1:
+        return None  # a list or a run of items before it: not what "this" names
+    return before
 
 
 def _heading(piece: str) -> bool:

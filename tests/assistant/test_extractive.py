@@ -239,12 +239,22 @@ def _nq_hits(ids: list[str]) -> list[Hit]:
     return [Hit(i, f"{i}.txt", corpus[i]["title"], corpus[i]["text"], 1.0) for i in ids]
 
 
-def test_an_uncertain_pick_gets_a_third_sentence_a_clear_one_stays_at_two():
-    # NQ passages: "Sacrifice" … three sentences sharing the question's words about equally, the
-    # album named in the third; the Raquel passage has one clearly best sentence
+def test_a_factual_answer_is_two_sentences_at_most_the_best_first():
+    # NQ passages: "Sacrifice" … three sentences sharing the question's words about equally; a
+    # person accepts two sentences for one fact, not three
     hits = _nq_hits(["p77", "p1982", "p1335"])
     text = ExtractiveAnswerer().answer("what album is sacrifice by elton john on", hits)
-    assert text.count("[1]") == 3 and "Sleeping with the Past [1]." in text, text
-    assert ExtractiveAnswerer(unsure_relative=1.01).answer("what album is sacrifice by elton john on", hits).count("[") == 2
+    assert text.count("[1]") == 2 and text.startswith('"Sacrifice" is a ballad'), text
     text = ExtractiveAnswerer().answer("who played raquel in only fools and horses", _nq_hits(["p198", "p1982", "p1335"]))
     assert text.count("[") == 2 and "Tessa Peake-Jones" in text, text
+    steps = ExtractiveAnswerer().answer("Explain the rules for ending the tenancy and paying the rent", lease_hits())
+    assert steps.count("[") <= 3
+
+
+def test_a_sentence_that_refers_back_comes_after_what_it_refers_to():
+    hit = Hit("c1", "asy.pdf", "Asymptote", "The default mode, -safe, disables the system call. If the option -nosafe "
+              "is given, Asymptote runs in unsafe mode. This enables the int system(string s) calls, allowing one "
+              "to execute arbitrary shell commands. Typing ctrl-C interrupts the execution.", 0.8)
+    text = ExtractiveAnswerer().answer("how do I allow arbitrary shell commands in system calls?", [hit])
+    assert text.startswith("If the option -nosafe is given, Asymptote runs in unsafe mode [1]. This enables"), text
+    assert text.count("[1]") == 2

@@ -1,0 +1,102 @@
+"""Terms a question names that the library never mentions: "How do I import a MusicXML file into
+LilyPond?" asked of manuals that say nothing of MusicXML.
+
+A near-domain question shares most of its words with the library (LilyPond, import, file), so the
+fitted decision scores it like an answerable one. What gives it away is one rare term that no chunk
+holds. A term here is a word of an English question that is not ordinary English (not one whole
+token of the bundled MiniLM's 30,522-piece English vocabulary: "musicxml", "sbuild", "vulkan" are
+split into pieces, "phone" and "import" are not) and that the library holds neither as written, nor
+as the start of a word (an inflection), nor one typo away with the same first letter ("densitiy",
+"lillypond", "verison" are typos of library words; "pbuilder" is not "builder"). A question with
+such a term is not answered from the library: the trace says which term, and a user reads "your
+documents never mention …".
+
+Not for German questions: German compounds ("Gitarrentabulaturen") are rarely written in the
+library as the question joins them, and the vocabulary is English. Not for short words (< 4 letters).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from bisect import bisect_left
+from collections.abc import Sequence
+from pathlib import Path
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from assistant.llm.words import STOP, WORD
+from assistant.word_match import german
+
+log = logging.getLogger(__name__)
+
+MIN_LETTERS = 4
+
+
+@functools.lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    """The whole words of the bundled MiniLM's English vocabulary (empty when it is not installed:
+    then no term counts as unknown)."""
+    try:
+        from models.weights import minilm_path
+
+        vocab = Path(minilm_path("sentence-transformers/all-MiniLM-L6-v2")) / "vocab.txt"
+        words = vocab.read_text(encoding="utf-8").split()
+    except Exception as exc:  # noqa: BLE001 - without the list the rule is off, never an error
+        log.warning("no English word list for the unknown-term rule: %s", exc)
+        return frozenset()
+    return frozenset(w for w in words if w.isalpha() and not w.startswith("##"))
+
+
+def known(word: str, vocabulary: Sequence[str]) -> bool:
+    """`word` (lower-case) is in the sorted `vocabulary`, starts one of its words, or is one typo
+    (optimal string alignment) from one of them with the same first letter."""
+    i = bisect_left(vocabulary, word)
+    if i < len(vocabulary) and vocabulary[i].startswith(word):
+        return True
+    if word.endswith("s") and known_exact(word[:-1], vocabulary):  # a plural of a library word
+        return True
+    lo = bisect_left(vocabulary, word[0])
+    hi = bisect_left(vocabulary, word[0] + "\U0010ffff")
+    near = [w for w in vocabulary[lo:hi] if abs(len(w) - len(word)) <= 1]
+    return process.extractOne(word, near, scorer=OSA.distance, score_cutoff=1) is not None
+
+
+def known_exact(word: str, vocabulary: Sequence[str]) -> bool:
+    i = bisect_left(vocabulary, word)
+    return i < len(vocabulary) and vocabulary[i].startswith(word)
+
+
+def ordinary(word: str, common: frozenset[str]) -> bool:
+    """An English word after all: one typo from a word of the list ("plaayer", "cirus"), or two of
+    its words of 4 letters or more joined ("superbowl", "wastewater")."""
+    if any(word[:i] in common and word[i:] in common for i in range(4, len(word) - 3)):
+        return True
+    near = _by_length(common).get(len(word), ()) + _by_length(common).get(len(word) - 1, ()) + _by_length(common).get(len(word) + 1, ())
+    return process.extractOne(word, near, scorer=OSA.distance, score_cutoff=1) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _by_length(common: frozenset[str]) -> dict[int, tuple[str, ...]]:
+    out: dict[int, list[str]] = {}
+    for w in common:
+        out.setdefault(len(w), []).append(w)
+    return {n: tuple(ws) for n, ws in out.items()}
+
+
+def unknown_terms(question: str, vocabulary: Sequence[str] | None, common: frozenset[str] | None = None) -> list[str]:
+    """The question's rare terms that the library never mentions (none without a vocabulary, for a
+    German question, or without the English word list)."""
+    if not vocabulary or german(question):
+        return []
+    common = common_words() if common is None else common
+    if not common:
+        return []
+    out: list[str] = []
+    for w in dict.fromkeys(WORD.findall(question.lower())):
+        if len(w) < MIN_LETTERS or not w.isalpha() or w in STOP or w in common:
+            continue
+        if not known(w, vocabulary) and not ordinary(w, common):
+            out.append(w)
+    return out
