@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from assistant.events import Done, Sources
+from assistant.llm.extractive import is_factual
 from assistant.speech_text import clean
+from knowledge.citations import quoted
 from knowledge.sentences import split_sentences
 
 NEAR = ("near domain", "plausible but absent")
@@ -103,7 +105,7 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
         row.right = not refused and holds(a.text, [str(x) for x in q["answers"]])
         if a.cited and not refused:
             first = a.cited[0]
-            row.cited_page_right = _on_place(first.source_path, first.pages[:1], places)
+            row.cited_page_right = _on_place(first.source_path, [_cited_page(assistant, first, a.text)], places)
         else:
             row.cited_page_right = False
         builder = assistant.parts.answerer.get().builder
@@ -115,6 +117,17 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
     else:
         row.right = refused
     return row
+
+
+def _cited_page(assistant: Any, hit: Any, text: str) -> int:
+    """The page "Open page" shows for the first citation: where the sentences it quotes are."""
+    try:
+        _path, loc = assistant.locate_source(hit, quoted(text, 1))
+        if loc.page:
+            return int(loc.page)
+    except Exception:  # noqa: BLE001 - the chunk's first page, as the citation card says
+        pass
+    return hit.pages[0] if hit.pages else 0
 
 
 def summarise(rows: list[AnswerRow]) -> dict[str, Any]:
@@ -146,7 +159,7 @@ def summarise(rows: list[AnswerRow]) -> dict[str, Any]:
         "gold_in_top5": rate([bool(r.gold_in_top5) for r in en]),
         "context_chars_p50": statistics.median([r.context_chars for r in en]) if en else None,
         "sentences_p50": statistics.median([r.sentences for r in answered]) if answered else None,
-        "at_most_two_sentences": rate([r.sentences <= 2 for r in answered]),
+        "at_most_two_sentences": rate([r.sentences <= 2 for r in answered if is_factual(r.question)]),
         "seconds_p50": round(statistics.median([r.seconds for r in rows]), 3) if rows else None,
         "n_answerable": len(ans),
         "n_out_of_scope": len(oos),

@@ -38,6 +38,9 @@ _SUMMARY_SYSTEM = (
 )
 
 
+QUOTE_FOUND = 0.6  # share of a quote's words on the page for the highlight to be the quote's
+
+
 class Assistant:
     """Shared by every session of one app. Thread-safe."""
 
@@ -313,13 +316,19 @@ class Assistant:
             return None
         return library_note(store, getattr(self.parts.embedder.get_or_none(), "identity", None))
 
-    def locate_source(self, hit: Any) -> tuple[Path | None, Any]:
+    def locate_source(self, hit: Any, quote: str = "") -> tuple[Path | None, Any]:
         """The file a retrieved chunk comes from (None when it is gone) and where its passage sits in
-        it: `knowledge.citations.Location` (page and character span; PDF highlight boxes)."""
+        it: `knowledge.citations.Location` (page and character span; PDF highlight boxes). With
+        `quote` (the sentences an answer quotes from it), where those sit, when they are found there:
+        the highlight is what the answer says, on the page that holds it."""
         from knowledge.citations import document_path, locate
 
         docs = {d.source_path: d for d in self.documents()}
         path = document_path(docs.get(hit.source_path), hit.source_path)
+        if quote.strip():
+            loc = locate(path, quote, list(hit.pages), best_page=True)
+            if loc.found and loc.coverage >= QUOTE_FOUND:
+                return path, loc
         return path, locate(path, hit.chunk_text, list(hit.pages))
 
     def store(self) -> Any:

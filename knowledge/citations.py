@@ -114,14 +114,28 @@ def document_path(info: DocumentInfo | None, source_path: str) -> Path | None:
     return None
 
 
-def locate(path: Path | None, chunk_text: str, pages: list[int]) -> Location:
-    """The passage `chunk_text` in the file `path` (a PDF page of `pages` if a PDF)."""
+_CITED = re.compile(r"([^\[\]]+?)\s*\[(\d+(?:\s*,\s*\d+)*)\]([.!?]?)")
+
+
+def quoted(answer: str, n: int) -> str:
+    """The sentences of `answer` that cite source `n` ("… three months' notice [2]."), without
+    their markers: what the answer quotes from that source."""
+    parts = []
+    for m in _CITED.finditer(answer or ""):
+        if n in {int(x) for x in re.findall(r"\d+", m.group(2))}:
+            parts.append(m.group(1).strip() + m.group(3))
+    return " ".join(p for p in parts if p)
+
+
+def locate(path: Path | None, chunk_text: str, pages: list[int], *, best_page: bool = False) -> Location:
+    """The passage `chunk_text` in the file `path` (a PDF page of `pages` if a PDF; with
+    `best_page`, the page that holds most of it rather than the first that holds some)."""
     if path is None:
         return Location("section", page=min(pages) if pages else None, note="the file is not available")
     suffix = path.suffix.lower()
     try:
         if suffix == ".pdf":
-            return locate_in_pdf(path, chunk_text, pages)
+            return locate_in_pdf(path, chunk_text, pages, best_page=best_page)
         if suffix in TEXT_SUFFIXES:
             text = path.read_text(encoding="utf-8", errors="replace")
             spans, coverage = align(chunk_text, text)
@@ -133,7 +147,9 @@ def locate(path: Path | None, chunk_text: str, pages: list[int]) -> Location:
     return Location("section", page=min(pages) if pages else None)
 
 
-def locate_in_pdf(path: Path, chunk_text: str, pages: list[int], page: int | None = None) -> Location:
+def locate_in_pdf(
+    path: Path, chunk_text: str, pages: list[int], page: int | None = None, *, best_page: bool = False
+) -> Location:
     """The passage on `page` (default: the first of `pages` that holds it), with its character boxes."""
     import pypdfium2 as pdfium
 
@@ -147,7 +163,7 @@ def locate_in_pdf(path: Path, chunk_text: str, pages: list[int], page: int | Non
             loc = _on_page(doc[number - 1], number, chunk_text)
             if best is None or loc.coverage > best.coverage:
                 best = loc
-            if loc.found and page is None:
+            if loc.found and page is None and not best_page:
                 break  # the first page of the chunk that holds its words is the cited one
         if best is None:
             return Location("pdf", page=page or (min(pages) if pages else 1), note="no such page")

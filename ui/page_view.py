@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from knowledge.citations import Box, Location
+from knowledge.citations import Box, Location, quoted
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,8 @@ def citation_viewer(assistant: Any, turns: list[Any], request: str) -> str | Non
     if hit is None or hit.source_path.startswith(("http://", "https://")):
         return None
     try:
-        path, loc = assistant.locate_source(hit)
+        quote = quoted(view.answer.text, n) if view.answer is not None and not view.answer.not_known else ""
+        path, loc = assistant.locate_source(hit, quote)
         png = None
         if path is not None and loc.kind == "pdf" and loc.page:
             png, _ = render_pdf_page(path, loc.page, loc.boxes)

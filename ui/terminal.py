@@ -34,6 +34,7 @@ from assistant.events import (
 )
 from assistant.memory import STRATEGIES
 from assistant.session import Session
+from knowledge.citations import quoted
 from knowledge.types import Hit
 from models.runtime.errors import HarkError
 
@@ -78,11 +79,12 @@ def _hit_json(h: Hit, rank: int) -> dict[str, Any]:
     }
 
 
-def _location_json(assistant: Assistant, hit: Hit) -> dict[str, Any]:
-    """`page`, `char_start`, `char_end` of a cited passage and what the span counts in (`span_in`:
-    "pdf_page" — the page's text as pypdfium2 reads it —, "file" — the text file —, or null)."""
+def _location_json(assistant: Assistant, hit: Hit, quote: str = "") -> dict[str, Any]:
+    """`page`, `char_start`, `char_end` of a cited passage (of the sentences the answer quotes from
+    it, `quote`, where they are found) and what the span counts in (`span_in`: "pdf_page" — the
+    page's text as pypdfium2 reads it —, "file" — the text file —, or null)."""
     try:
-        _path, loc = assistant.locate_source(hit)
+        _path, loc = assistant.locate_source(hit, quote)
     except Exception as exc:  # noqa: BLE001 - the answer is printed without the location
         log.warning("could not locate %s: %s", hit.source_path, exc)
         return {"page": min(hit.pages) if hit.pages else None, "char_start": None, "char_end": None, "span_in": None}
@@ -186,8 +188,9 @@ def run_ask(
     r = Renderer(out, sys.stderr, live=False).consume(assistant.respond(session, question))
     if as_json:
         data = result_json(r)
-        for entry, hit in zip(data["cited"], r.answer.cited if r.answer else [], strict=True):
-            entry.update(_location_json(assistant, hit))
+        text = r.answer.text if r.answer and not r.answer.not_known else ""
+        for n, (entry, hit) in enumerate(zip(data["cited"], r.answer.cited if r.answer else [], strict=True), 1):
+            entry.update(_location_json(assistant, hit, quoted(text, n)))
         out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         out.write((r.answer.text if r.answer else "") + "\n")

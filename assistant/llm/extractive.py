@@ -83,9 +83,17 @@ NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding 
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
 
+# a question that asks for steps, a list or an explanation may take a third sentence
+_STEPS = re.compile(r"\b(how (do|can|should|would|could|does) (i|we|you|one)|how to|steps?|explain|describe|list|why|"
+                    r"wie (kann|muss|soll|mache) (ich|man)|warum|erkläre|beschreibe)\b", re.IGNORECASE)
+
+
 def is_factual(question: str) -> bool:
-    """A question asking for one fact (who/what/when/…): answered in at most two sentences."""
-    return bool(_FACTUAL.match(question)) or len(question.split()) <= 8
+    """A question asking for one fact (who/what/when/…, or anything short that does not ask for
+    steps, a list or an explanation): answered in at most two sentences."""
+    if _STEPS.search(question):
+        return False
+    return bool(_FACTUAL.match(question)) or len(question.split()) <= 8 or bool(re.search(r"\?\s*$", question))
 
 
 def lacks_asked_number(question: str, sentences: Sequence[str]) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from knowledge.chunking import chunk_document
-from knowledge.citations import align, document_path, locate
+from knowledge.citations import align, document_path, locate, quoted
 from knowledge.loaders import load_document
 from knowledge.manifest import DocumentInfo
 from tests.knowledge.docs_factory import write_text_pdf
@@ -113,3 +113,23 @@ def test_document_path_stays_inside_the_root(tmp_path: Path) -> None:
     assert document_path(info, "lib/a.txt") == tmp_path / "lib" / "a.txt"  # stored with the folder's name
     assert document_path(info, "../secret.txt") is None
     assert document_path(None, "a.txt") is None
+
+
+MIME_SPEC = Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf")  # installed by .ci/install
+
+
+def test_the_highlight_is_the_quoted_sentence_on_its_page_not_the_whole_chunk() -> None:
+    doc = load_document(MIME_SPEC)
+    chunk = next(c for c in chunk_document(doc, "spec.pdf", "h", chunk_words=150, overlap_words=30)
+                 if "provided for this purpose" in c.chunk_text)  # fmt: skip
+    answer = ("Directories have a media type [2]. The media type ’inode’ is provided for this purpose, with the "
+              "following types corresponding to the standard types of object found in a Unix filesystem [1].")
+    quote = quoted(answer, 1)
+    assert quote.startswith("The media type ’inode’") and "[1]" not in quote and "Directories" not in quote
+    whole = locate(MIME_SPEC, chunk.chunk_text, chunk.pages)
+    loc = locate(MIME_SPEC, quote, chunk.pages, best_page=True)
+    assert loc.found and loc.page == 15 and loc.coverage > 0.9
+    lit = " ".join(loc.text[loc.char_start : loc.char_end].split())
+    assert lit.startswith("The media type ’inode’ is provided for this purpose") and lit.endswith("filesystem:")
+    assert loc.char_end - loc.char_start < (whole.char_end - whole.char_start) / 2  # the sentence, not the chunk
+    assert len(loc.boxes) >= 2  # its two lines drawn on the page
