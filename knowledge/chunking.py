@@ -22,6 +22,7 @@ from knowledge.sentences import sentence_spans
 from knowledge.types import Chunk
 
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+PARA = "\n\n"  # a block boundary inside the overlap carried into the next chunk
 HEADING_WORDS = 8  # a block's first sentence this short, with more text after it, is taken for its heading
 _MOVED_MAX = 2 * HEADING_WORDS  # trailing headings carried on to the next chunk (a heading and a sub-heading)
 
@@ -138,13 +139,17 @@ def chunk_blocks(
 
     def emit() -> None:
         nonlocal carry, cur
-        parts = ([" ".join(carry)] if carry else []) + [" ".join(p.words) for p in cur]
+        head = re.sub(r" ?\n\n ?", "\n\n", " ".join(carry)).strip()
+        parts = ([head] if head else []) + [" ".join(p.words) for p in cur]
         pages = sorted({p.page for p in cur if p.page is not None})
         # the section of its first text: a chunk that opens with headings stands under the last of them
         section = next((p.section for p in cur if not p.is_title), cur[-1].section)
         chunks.append(("\n\n".join(parts).strip(), pages, section))
-        all_words = carry + [w for p in cur for w in p.words]
+        # the overlap keeps its blocks apart (a heading or a footnote is not run into the sentence after it)
+        all_words = carry + [w for i, p in enumerate(cur) for w in ([PARA] if i or carry else []) + p.words]
         carry = _tail(all_words, overlap)
+        while carry and carry[0] == PARA:
+            carry = carry[1:]
         cur = []
 
     for piece in _pieces(blocks, chunk_words, overlap):
