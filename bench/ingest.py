@@ -56,12 +56,14 @@ def _write_pdf(path: Path, title: str, text: str) -> None:
     write_text_pdf(path, [lines[i : i + 45] for i in range(0, len(lines), 45)] or [[""]])
 
 
-def embed_only(store, emb) -> tuple[float, float]:  # noqa: ANN001 - a ChunkStore and an Embedder
-    """Wall and CPU seconds to embed the stored chunks' texts again, in the ingest's batches: the floor."""
+def embed_only(store, emb, long_text: bool = False) -> tuple[float, float]:  # noqa: ANN001 - a ChunkStore and an Embedder
+    """Wall and CPU seconds to embed the stored chunks' texts again, in the ingest's batches: the floor
+    (`long_text`: every window, as the ingest does for a store that keeps them)."""
     texts = store.table.search().select(["chunk_text"]).limit(max(1, store.count())).to_arrow()["chunk_text"].to_pylist()
+    embed = emb.embed_passages if long_text and store.stores_windows else emb.embed_documents
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(0, len(texts), 64):
-        emb.embed_documents(texts[i : i + 64])
+        embed(texts[i : i + 64])
     return time.perf_counter() - t0, time.process_time() - c0
 
 

@@ -22,9 +22,15 @@ from knowledge.sentences import sentence_spans
 from knowledge.types import Chunk
 
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
+VERSION = 2  # how blocks become chunks: part of every file's content key (`cut_key`)
 PARA = "\n\n"  # a block boundary inside the overlap carried into the next chunk
 HEADING_WORDS = 8  # a block's first sentence this short, with more text after it, is taken for its heading
 _MOVED_MAX = 2 * HEADING_WORDS  # trailing headings carried on to the next chunk (a heading and a sub-heading)
+
+
+def cut_key(chunk_words: int, overlap_words: int) -> str:
+    """The part of a file's content key that says how it was cut into chunks."""
+    return f"cut{VERSION}-{chunk_words}-{overlap_words}"
 
 
 def normalise_text(text: str) -> str:

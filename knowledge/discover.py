@@ -161,11 +161,13 @@ def _walk(
                 )
 
 
-def content_key(path: Path) -> str:
-    """What decides whether a file is read again: its bytes and, for a PDF, the version of the text
-    clean-up (knowledge/pdf_text.py), so a library made before a better reading re-reads its PDFs."""
+def content_key(path: Path, cut: str = "") -> str:
+    """What decides whether a file is read again: its bytes, for a PDF the version of its reading
+    (knowledge/pdf_text.py), and `cut` (`chunking.cut_key`: how chunks are cut), so a library made
+    before a better reading or another cut is read again by the next ingest."""
     digest = file_sha256(path)
-    return f"{digest}+pdf{pdf_text.VERSION}" if path.suffix.lower() == ".pdf" else digest
+    key = f"{digest}+pdf{pdf_text.VERSION}" if path.suffix.lower() == ".pdf" else digest
+    return f"{key}+{cut}" if cut else key
 
 
 def file_sha256(path: Path) -> str:

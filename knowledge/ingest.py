@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.chunking import chunk_document
+from knowledge.chunking import chunk_document, cut_key
 from knowledge.discover import Candidate, content_key, discover, prefixed_roots
 from knowledge.ingest_progress import ChunkProgress, Progress, file_kind
 from knowledge.ingest_report import FileResult, IngestReport, duplicate_note, unchanged_result
@@ -147,7 +147,7 @@ class _Run:
                     reason=f"larger than max_file_mb ({size / 2**20:.1f} MB > {self.settings.max_file_mb:g} MB)",
                 )
                 return
-            fhash = content_key(cand.path)
+            fhash = content_key(cand.path, cut_key(self.settings.chunk_words, self.settings.overlap_words))
         except PermissionError as exc:
             self._result(sp, "failed", t0, reason=f"permission denied: {exc.strerror or exc}")
             return

@@ -232,6 +232,7 @@ def _ocr_document(path: Path, pages: list[int]) -> LoadedDocument | None:
     except (PdfReadError, ValueError, KeyError, TypeError, OSError, AssertionError) as exc:
         log.warning("OCR skipped, pypdf cannot read %s: %s", path, exc)
         return None
+    ensure_offline_nlp()
     elements = _ocr_pages(reader, pages)
     for el in elements:
         if getattr(el, "text", None):
@@ -343,7 +344,7 @@ def load_document(path: Path, ocr: bool = True, max_file_mb: float = DEFAULT_MAX
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED:
         raise LoadSkipped(f"unsupported file type {suffix or '(none)'}")
-    if suffix not in MARKDOWN | TEXT:
+    if suffix in DOCX | HTML:  # unstructured's parsers (a PDF reads through PDFium; OCR loads it itself)
         ensure_offline_nlp()
     try:
         if path.stat().st_size == 0:

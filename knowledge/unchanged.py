@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from knowledge.chunking import cut_key
 from knowledge.discover import content_key, discover, prefixed_roots
 from knowledge.ingest_report import FileResult, IngestReport, unchanged_result
 from knowledge.manifest import DocumentInfo
@@ -124,7 +125,7 @@ def quick_report(paths: list[Path], settings: IngestSettings, uri: str, table: s
         try:
             if cand.path.stat().st_size > limit:
                 return None
-            fhash = content_key(cand.path)
+            fhash = content_key(cand.path, cut_key(settings.chunk_words, settings.overlap_words))
         except OSError:
             return None
         res: FileResult | None = unchanged_result(manifest.get(cand.source_path), fhash, stored.get(cand.source_path, 0))
