@@ -46,6 +46,8 @@ class AnswerRow:
     cited_page_right: bool | None = None
     gold_in_context: bool | None = None
     gold_in_top5: bool | None = None
+    gold_rank: int | None = None  # 1-based rank of the first hit on the gold page (None: not in the hits)
+    hit_chars: list[int] = field(default_factory=list)  # each hit's text length, in rank order
     context_chars: int = 0  # what an LLM would be given (the numbered context blocks)
     sentences: int = 0
     intent: str = ""
@@ -113,6 +115,8 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
         row.context_chars = len(builder.context(hits)) if hits else 0
         row.gold_in_context = any(_on_place(h.source_path, h.pages, places) for h in blocks)
         row.gold_in_top5 = any(_on_place(h.source_path, h.pages, places) for h in hits[:5])
+        row.gold_rank = next((i for i, h in enumerate(hits, 1) if _on_place(h.source_path, h.pages, places)), None)
+        row.hit_chars = [len(h.chunk_text) for h in hits]
         row.sentences = len(split_sentences(re.sub(r"\s*\[\d+\]", "", a.text))) if not refused else 0
     else:
         row.right = refused
