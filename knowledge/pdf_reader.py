@@ -44,6 +44,7 @@ _ACCENT = {"\u00a8": "\u0308", "\u00b4": "\u0301", "\u02c6": "\u0302", "\u02dc":
 _ACCENTED = re.compile("([" + "".join(_ACCENT) + r"])([A-Za-z])")
 _STRAY_ACCENT = re.compile("\\s?([" + "".join(_ACCENT) + "])(?![A-Za-z])")
 _CAPITAL_VOWEL = re.compile(r"(?:^|\s)([AOU])[a-zß]")
+_CALLOUT = re.compile(r"\d?[\u2460-\u2473\u2776-\u277f\u2780-\u2793]\s?")
 _HEADING_MAX_WORDS = 14
 _TOC_SHARE = 0.5  # a page whose lines mostly end in a page number is a table of contents or an index
 _TOC_MIN_LINES = 8
@@ -78,6 +79,8 @@ def fix_text(text: str) -> str:
     """Accents set apart joined to their letter, PDFium's soft hyphen and stray carriage returns
     (a quote glyph without a character) resolved, NFC."""
     text = text.replace("\ufffe", "").replace("\x02", "").replace("\r", "‘")
+    if _CALLOUT.search(text):  # a code listing's callout mark ("2②"): a pointer, not text
+        text = _CALLOUT.sub("", text)
     if any(a in text for a in _ACCENT):
         text = _ACCENTED.sub(lambda m: m.group(2) + _ACCENT[m.group(1)], text)
         text = _join_stray(text) if _STRAY_ACCENT.search(text) else text

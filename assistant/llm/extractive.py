@@ -208,7 +208,7 @@ class ExtractiveAnswerer:
                     continue
                 if len(sent.split()) < MIN_WORDS:  # a label or a caption ("Vale of Glamorgan."), not a sentence
                     continue
-                if _code_like(sent):  # markup or code from a manual: shown in the source, never read out
+                if _code_like(sent) or _figure_text(sent):  # markup, code, a plot's axis labels: never read out
                     continue
                 if _POINTER.search(sent) and len(sent.split()) <= 14:  # "See below for an illustration."
                     continue
@@ -385,6 +385,13 @@ def _code_like(piece: str) -> bool:
     tokens = piece.split()
     marked = sum(bool(_MARKUP.search(t)) and not _PERCENT.match(t) for t in tokens)  # "%%", "abcd.|", not "5%"
     return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2 or (marked >= 2 and len(tokens) <= 8)
+
+
+def _figure_text(piece: str) -> bool:
+    """Labels of a figure or a table of numbers run together ("0 0.2 0.4 0.6 0.8 1 sin(2πx) cos(2πx)"):
+    under a third of its tokens are words of three letters or more."""
+    tokens = piece.split()
+    return sum(bool(re.fullmatch(r"[\"'“‘(]?[^\W\d_]{3,}[\w'’-]*[\"'”’),.:;!?]*", t)) for t in tokens) * 3 < len(tokens)
 
 
 def _finished_part(piece: str) -> str:
