@@ -17,7 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assistant.llm.base import Message
+from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
+from assistant.referent import names_in, referent, salient
+from assistant.word_match import covered
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,15 @@ _MORE = re.compile(
     r"why( is that| so)?|how so|what else|anything else|details|more please|really)\b[\s?.!]*(please)?[\s?.!]*$",
     re.I,
 )
+# "anything else?", "any other interesting aspects?": more of the same subject, in a question's words
+_ELSE = re.compile(r"\b(anything|something|what)\s+else\b|\bany\s+other\s+(interesting|notable|important)\b", re.I)
+_WH_START = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|"
+                       r"can|could|has|have|had)\b", re.I)  # fmt: skip
+_DEFINITE = re.compile(r"\b(the|this|that|these|those)\s+([\w'’-]+(\s+[\w'’-]+)?)", re.I)
+_TERM = re.compile(r"^\s*(what|who)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
+                   r"(\s+[\w'’-]+)?[\s?.!]*$", re.I)  # fmt: skip
+NAME_PARTS = False  # complete a part of a name ("Darin" → "Bobby Darin")
+ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
 _ORDINALS = {
@@ -116,7 +128,7 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
     if rewriter is None:
         return Question(text, text, text)
     try:
-        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600))
+        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600), memory.exchanges, memory.summary)
     except Exception as exc:  # noqa: BLE001 - keep the question as it is
         log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
         rw = Rewrite(text, text, "none")
@@ -158,52 +170,99 @@ def list_items(answer: str) -> list[str]:
     return [_CITATION.sub("", it).strip().rstrip(".;,") for it in items]
 
 
-def detect(question: str, last: Exchange | None) -> str:
-    """Why `question` is a follow-up of `last` ('' when it stands on its own)."""
+def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | None = None) -> str:
+    """Why `question` is a follow-up of `last` ('' when it stands on its own); `exchanges`: the
+    conversation kept (default: `last` alone), where a definite phrase or a part of a name is looked up."""
     if last is None:
         return ""
     q = " ".join(question.split())
     if not q:
         return ""
-    if _MORE.match(q):
+    if _MORE.match(q) or _ELSE.search(q):
         return "more"
-    if _ORDINAL.search(q) or _NUMBER.search(q):
+    if (_ORDINAL.search(q) or _NUMBER.search(q)) and _pick_item(q, last):
         return "ordinal"
     m = _ABOUT.match(q)
     if m and len(m.group("rest").split()) <= 4:
         return "what-about"
-    if _PRONOUN.search(q) and not _EXPLETIVE.match(q) and not _has_own_subject(q):
+    own = _has_own_subject(q)
+    if _PRONOUN.search(q) and not _EXPLETIVE.match(q) and not own:
         return "pronoun"
     if _DEICTIC.search(q):
         return "deictic"
     m = _AND.match(q)
     if m and len(q.split()) <= 6:
         return "continuation"
+    kept = exchanges or [last]
+    if not own and (_elliptical(q) or _definite(q, kept)):
+        return "ellipsis"
+    if NAME_PARTS and part_names(q, kept):
+        return "name"
     return ""
 
 
+def _elliptical(q: str) -> bool:
+    """A short question without a subject of its own ("Did the band tour?", "what's the default?");
+    not "what is X?" asked of a bare term (a definition stands on its own)."""
+    if _TERM.match(q):
+        return False
+    return bool(_WH_START.match(q)) and 0 < len(content_words(q)) <= ELLIPSIS_WORDS
+
+
+def _definite(q: str, exchanges: list[Exchange]) -> bool:
+    """The question speaks of "the X" / "this X" and the conversation has spoken of X."""
+    words = {w for m in _DEFINITE.finditer(q) for w in content_words(m.group(2))}
+    if not words:
+        return False
+    said = set(content_words(" ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)))
+    return bool(words & said)
+
+
+def part_names(q: str, exchanges: list[Exchange]) -> dict[str, str]:
+    """Names in `q` that are part of a longer name of the conversation ("Darin" → "Bobby Darin"),
+    mapped to the most salient such name."""
+    found = [c.text for c in salient(exchanges) if c.name]
+    out: dict[str, str] = {}
+    for name in names_in(q, set(w.lower() for w in q.split()[1:])):
+        words = set(name.lower().split())
+        full = next((f for f in found if words < set(f.lower().split())), "")
+        if full and full.lower() not in q.lower():
+            out[name] = full
+    return out
+
+
 def _has_own_subject(q: str) -> bool:
-    """A pronoun in a question that names its own subject ('Marie Curie and her prizes') is not a reference."""
-    caps = [e for e in entities_of(q) if e not in _STOP_START]
-    return bool(caps)
+    """A question names its own subject when a name comes before its first pronoun ("Marie Curie and
+    her prizes": her is Marie Curie; "When did she go to SNL?": she is someone else)."""
+    m = _PRONOUN.search(q)
+    return bool(names_in(q[: m.start()] if m else q, set()))
 
 
 class FollowUpRewriter:
-    """Rewrites follow-ups. `complete` (the LLM chain) is optional; `available` says whether to try it."""
+    """Rewrites follow-ups. `complete` (the LLM chain) is optional; `available` says whether to try it.
+    An LLM rewrite is used only when it keeps the question's own words and adds only words of the
+    conversation (`consistent`); otherwise the heuristic's is."""
 
     def __init__(self, complete: Complete | None = None, available: Callable[[], bool] | None = None) -> None:
         self._complete = complete
         self._available = available or (lambda: complete is not None)
 
-    def rewrite(self, question: str, last: Exchange | None, history: str = "") -> Rewrite:
-        reason = detect(question, last)
+    def rewrite(self, question: str, last: Exchange | None, history: str = "",
+                exchanges: list[Exchange] | None = None, summary: str = "") -> Rewrite:  # fmt: skip
+        """`exchanges`: the conversation kept verbatim, oldest first (default: `last` alone);
+        `summary`: what the memory folded away."""
+        kept = list(exchanges) if exchanges else ([last] if last else [])
+        reason = detect(question, last, kept)
         if not reason or last is None:
             return Rewrite(question, question, "none")
         if self._complete is not None and self._available():
             query = self._llm(question, last, history)
-            if query:
+            context = " ".join([history, summary] + [f"{e.user} {e.query} {e.assistant}" for e in kept])
+            if query and consistent(question, query, context):
                 return Rewrite(question, query, "llm", reason)
-        return Rewrite(question, heuristic_rewrite(question, last, reason), "heuristic", reason)
+            if query:
+                log.info("LLM follow-up rewrite not used: it drops the question's words or adds new ones")
+        return Rewrite(question, heuristic_rewrite(question, last, reason, kept, summary), "heuristic", reason)
 
     def _llm(self, question: str, last: Exchange, history: str) -> str | None:
         context = history.strip() or f"User: {last.user}\nAssistant: {last.assistant}"
@@ -225,56 +284,103 @@ class FollowUpRewriter:
         return line
 
 
-def heuristic_rewrite(question: str, last: Exchange, reason: str) -> str:
+def consistent(question: str, rewrite: str, conversation: str) -> bool:
+    """Whether a rewrite keeps every content word of the question and adds only words the
+    conversation holds (up to a typo or an inflection, `word_match.in_bag`)."""
+    own, new = set(content_words(question)), set(content_words(rewrite))
+    if not new or covered(own, new) != own:
+        return False
+    added = new - own
+    return covered(added, set(content_words(conversation)) | own) == added
+
+
+def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: list[Exchange] | None = None,
+                      summary: str = "") -> str:  # fmt: skip
+    """The question with what it refers to named: a pronoun replaced by the conversation's salient
+    noun phrase (`assistant.referent`), a short question without a subject given it, "what about X"
+    put in the previous question's place. The previous question's predicate is never pasted in."""
     q = " ".join(question.split()).strip()
-    topic = topic_of(last.query or last.user)
+    kept = exchanges or [last]
+    previous = _MORE_DETAILS.sub("", last.query or last.user).strip()
+    topic = topic_of(previous)
     if reason == "more":
-        return f"{topic} more details"
+        if _MORE.match(q):
+            return f"{topic} more details"
+        ref = referent(kept, summary, skip=q)
+        return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
     if reason == "ordinal":
         item = _pick_item(q, last)
         if item:
             return f"{item} {topic}" if _overlap(item, topic) < 0.5 else item
         return f"{q.rstrip('?.! ')} {topic}"
-    if reason == "what-about":
-        rest = _ABOUT.match(q).group("rest").rstrip("?.! ")  # type: ignore[union-attr]
+    if reason in ("what-about", "continuation"):
+        rest = (_ABOUT.match(q) or _AND.match(q)).group("rest").rstrip("?.! ")  # type: ignore[union-attr]
         if _PRONOUN.search(rest) or _DEICTIC.search(rest):
-            return _resolve_pronouns(rest, topic, topic)
+            return _resolve_pronouns(rest, referent(kept, summary) or topic, referent(kept, summary, person=True))
         if not rest:
             return f"{topic} more details"
-        # "What is the fine for pets?" + "what about smoking?" → "the fine for smoking"-style query
-        return f"{rest} {topic}"
-    if reason in ("pronoun", "deictic"):
-        people = [e for e in entities_of(last.user + ". " + last.assistant) if len(e) > 2]
-        return _resolve_pronouns(q, topic, people[0] if people else topic)
-    # continuation: "and for tenants?" → question + topic
-    return f"{q.rstrip('?.! ')} {topic}"
+        return _swap(previous, rest)
+    if reason == "name":
+        for part, full in part_names(q, kept).items():
+            q = re.sub(rf"\b{re.escape(part)}\b", full, q, count=1)
+        return q
+    if reason == "ellipsis":  # unless the question already names what the conversation is about
+        top = referent(kept, summary)
+        return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q
+    ref = referent(kept, summary, skip=q)
+    person = referent(kept, summary, person=True, skip=q) or ref
+    return _resolve_pronouns(q, ref, person) if ref else q
 
 
-def _resolve_pronouns(q: str, topic: str, person: str) -> str:
+_MORE_DETAILS = re.compile(r"\s+more details$", re.I)
+_PREP = re.compile(r"\b(for|on|in|with|under|from|to|of|at|about|into|by)\b", re.I)
+
+
+def _with(q: str, ref: str) -> str:
+    """`q` naming `ref` at its end: "Did the band tour?" → "Did the band tour (INXS)?"."""
+    q = q.rstrip()
+    end = q[-1] if q and q[-1] in "?.!" else "?"
+    return f"{q.rstrip('?.! ')} ({ref}){end}"
+
+
+def _swap(previous: str, rest: str) -> str:
+    """The previous question with its last prepositional object (or, failing that, its last name)
+    replaced by `rest`: "How do I install R on Linux?" + "for Windows" → "How do I install R for Windows?"."""
+    prev = previous.rstrip("?.! ")
+    m_rest = _PREP.match(rest)
+    tail = [m for m in _PREP.finditer(prev) if prev[m.end():].strip()]
+    if tail:
+        m = tail[-1]
+        return f"{prev[:m.start()]}{rest if m_rest else m.group(0) + ' ' + rest}?"
+    names = [e for e in entities_of(prev) if e not in _STOP_START]
+    if names and not m_rest:
+        i = prev.rfind(names[-1])
+        return f"{prev[:i]}{rest}{prev[i + len(names[-1]):]}?"
+    return f"{prev} {rest}?"
+
+
+def _resolve_pronouns(q: str, thing: str, person: str) -> str:
+    """`q` with its first pronoun replaced by what it refers to (he/she: `person`, else `thing`);
+    a later possessive of the same referent is dropped ("his … his" → "X's … the")."""
     done = False
 
     def sub(m: re.Match[str]) -> str:
         nonlocal done
         word = m.group(0).lower()
         if done:
-            return "" if word in ("its", "their", "his", "her") else m.group(0)
+            return m.group(0)
         done = True
-        if word in ("he", "him", "she", "hers"):
-            return person
-        if word in ("his", "her"):
-            return f"{person}'s"
-        if word in ("its", "their", "theirs"):
-            return f"{topic}'s" if len(topic.split()) <= 4 else "the"
-        return topic
+        ref = person if word in ("he", "him", "she", "his", "her", "hers") else thing
+        if word in ("his", "her", "its", "their", "theirs"):
+            return f"{ref}'s" if len(ref.split()) <= 5 else ref
+        return ref
 
     out = _PRONOUN.sub(sub, q)
     if not done:  # deictic "that/this"
-        out = re.sub(r"\b(that|this)(\s+one)?\b(?=[\s?.!]*$)", topic, q, count=1, flags=re.I)
+        out = re.sub(r"\b(that|this)(\s+one)?\b(?=[\s?.!]*$)", thing, q, count=1, flags=re.I)
         out = re.sub(
-            r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {topic}", out, count=1, flags=re.I
+            r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {thing}", out, count=1, flags=re.I
         )
-    elif topic not in out:
-        out = f"{out.rstrip('?.! ')} {topic}"
     return " ".join(out.split())
 
 

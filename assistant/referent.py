@@ -1,0 +1,186 @@
+"""What a follow-up refers to: the salient noun phrase of the conversation so far.
+
+No model, no tagger: noun phrases are found by their shape, and ranked by how often and how recently
+the conversation mentions them.
+
+- names: runs of capitalised words and acronyms ("Frank Zappa", "CRAN", "Zappa and the Mothers of
+  Invention"), joined by at most two small words ("of", "the", "and" …). A single capitalised word
+  at the start of a sentence counts only when it is an acronym or the conversation also capitalises
+  it elsewhere ("In", "Interest" at a list item's start are not names);
+- phrases of the person's questions: the subject of "what is X" ("the penalties for late payment"), and
+  a determiner phrase ("the CRAN mirror", "an R session"; after "did/does/do" its last word is taken
+  for the verb: "did the band tour" → "the band").
+
+Each candidate scores, per exchange, `QUESTION` when the person's side (the question or the query
+Hark made of it) mentions it and `ANSWER` when the answer does, times `RECENCY ** age` (age 0: the last
+exchange); a mention of only some of a name's words counts for that share; older exchanges folded
+into the memory's summary count `SUMMARY`. Names get `NAME` on top, and the names of the first
+exchange kept (what the conversation is about) `TOPIC` more. Ties go to the earliest mention
+(a conversation opens with its subject). The weights were chosen on the select half of the followups
+set (`launch.py eval followups --half select`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.llm.words import STOP, content_words
+from assistant.memory import Exchange
+
+QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 2.0
+
+_TOKEN = re.compile(r"[\w][\w'’.&-]*|[^\w\s]")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_JOIN = {"of", "the", "and", "de", "la", "le", "von", "van", "der", "del", "da", "du", "&", "for", "a"}
+_NOT_NAMES = set(
+    "january february march april may june july august september october november december monday tuesday "
+    "wednesday thursday friday saturday sunday i i'm tell yes no ok okay hark user assistant".split()
+)
+_PRONOUNS = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.I)
+_COPULA = re.compile(r"^\s*(what|who|which)\s+(is|are|was|were)\s+(?P<np>.+?)[\s?.!]*$", re.I)
+_DET = re.compile(r"\b(?P<np>(the|a|an|this|my|your|our)\s+[\w'’-]+(\s+[\w'’-]+){0,3})", re.I)
+_DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|did|can|could|will|would|should)\s+",
+                 re.I)  # fmt: skip
+_CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str  # as first written ("Frank Zappa", "the CRAN mirror")
+    score: float
+    name: bool  # a capitalised name, not a phrase of common words
+
+
+def _capitalised(tok: str) -> bool:
+    return tok[:1].isupper() or (tok[:1].isdigit() and any(c.isupper() for c in tok))
+
+
+def _acronym(tok: str) -> bool:
+    return sum(c.isupper() for c in tok) >= 2 or (len(tok) == 1 and tok.isupper() and tok not in ("I", "A"))
+
+
+def _sentences(text: str) -> list[str]:
+    text = _CITATION.sub("", text or "")
+    return [s.strip(" -*•\t") for s in _SENTENCE.split(text) if s.strip(" -*•\t")]
+
+
+def mid_capitals(texts: list[str]) -> set[str]:
+    """Words written capitalised somewhere other than at a sentence's start."""
+    out: set[str] = set()
+    for text in texts:
+        for sent in _sentences(text):
+            toks = _TOKEN.findall(sent)
+            out.update(t.lower() for t in toks[1:] if _capitalised(t))
+    return out
+
+
+def names_in(text: str, known: set[str]) -> list[str]:
+    """The names in `text` (see the module docstring); `known`: `mid_capitals` of the conversation."""
+    out: list[str] = []
+    for sent in _sentences(text):
+        toks = _TOKEN.findall(sent)
+        i = 0
+        while i < len(toks):
+            if not _capitalised(toks[i]):
+                i += 1
+                continue
+            j, end = i + 1, i + 1  # extend over capitalised words and at most two joining words
+            while j < len(toks):
+                if _capitalised(toks[j]):
+                    end = j = j + 1
+                elif toks[j].lower() in _JOIN and j + 1 - end < 2:
+                    j += 1
+                else:
+                    break
+            span = [t.rstrip(".") for t in toks[i:end]]
+            while span and (span[0].lower() in STOP or span[0].lower() in _NOT_NAMES):
+                span = span[1:]
+            span = [re.sub(r"['’]s$", "", t) for t in span]
+            if span and not (len(span) == 1 and span[0].lower() in _NOT_NAMES):
+                single_start = len(span) == 1 and toks[i].rstrip(".") == span[0] and i == 0
+                if not single_start or _acronym(span[0]) or span[0].lower() in known:
+                    name = " ".join(span)
+                    if name not in out:
+                        out.append(name)
+            i = end
+    return out
+
+
+def phrases_in(question: str) -> list[str]:
+    """Noun phrases of a person's question (see the module docstring)."""
+    q = " ".join(_CITATION.sub("", question or "").split())
+    out: list[str] = []
+    m = _COPULA.match(q)
+    if m and len(m.group("np").split()) <= 6 and not _PRONOUNS.search(m.group("np")):
+        out.append(m.group("np"))
+    do = _DO.match(q)
+    for m in _DET.finditer(q):
+        words = m.group("np").split()
+        cut = next((k for k, w in enumerate(words[1:], 1) if w.lower() in STOP), len(words))
+        words = words[:cut]
+        if do and m.start() == do.end() and len(words) > 2:
+            words = words[:-1]  # "did the band tour" → "the band"
+        words[-1] = words[-1].rstrip("?.!,;:")
+        if len(words) >= 2 and words[0].lower() not in ("this",) and not _PRONOUNS.fullmatch(words[1]):
+            np = " ".join(words)
+            if np not in out and not any(np.lower() in o.lower() for o in out):
+                out.append(np)
+    return out
+
+
+def _key(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
+def _mention(words: frozenset[str], bag: set[str]) -> float:
+    return len(words & bag) / len(words) if words else 0.0
+
+
+def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
+    """The conversation's candidate referents, most salient first."""
+    texts = [t for ex in exchanges for t in (ex.user, ex.query, ex.assistant)] + [summary]
+    known = mid_capitals(texts)
+    found: dict[frozenset[str], tuple[str, bool, int]] = {}  # key → (text, name, first position)
+    for n, ex in enumerate(exchanges):
+        asked = ex.user if ex.query == ex.user else f"{ex.user}. {ex.query}"
+        for text, name in [(t, True) for t in names_in(asked, known) + names_in(ex.assistant, known)] + [
+            (t, False) for t in phrases_in(ex.query or ex.user)
+        ]:
+            key = _key(text)
+            if key and (key not in found or (name and not found[key][1])):
+                found[key] = (text, name, found[key][2] if key in found else n)
+    bags = [(set(content_words(f"{ex.user} {ex.query}")), set(content_words(ex.assistant))) for ex in exchanges]
+    folded = set(content_words(summary))
+    scores: dict[frozenset[str], float] = {}
+    for key, (_, name, first) in found.items():
+        score = SUMMARY * _mention(key, folded) + (NAME if name else 0.0) + (TOPIC if name and first == 0 else 0.0)
+        for age, (asked, answered) in enumerate(reversed(bags)):
+            score += RECENCY**age * (QUESTION * _mention(key, asked) + ANSWER * _mention(key, answered))
+        scores[key] = score
+    # a name that is part of a longer one ("Darin", "Bobby Darin") is the same referent: its
+    # mentions count for the longer name
+    for key in sorted(scores, key=len):
+        if found[key][1]:
+            longer = [k for k in scores if k > key and found[k][1]]
+            if longer:
+                best = max(longer, key=lambda k: scores[k])
+                scores[best] += scores.pop(key) - NAME
+    ranked = sorted(scores, key=lambda k: (scores[k], -found[k][2]), reverse=True)
+    return [Candidate(found[k][0], round(scores[k], 3), found[k][1]) for k in ranked]
+
+
+def _person(text: str) -> bool:
+    """Shaped like a person's name: two to four capitalised words, nothing joining them."""
+    words = text.split()
+    return 2 <= len(words) <= 4 and all(w[:1].isupper() and not _acronym(w) for w in words)
+
+
+def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = False, skip: str = "") -> str:
+    """The most salient noun phrase ('' when there is none); `person`: a name only (he, she);
+    `skip`: a text whose words the referent must not be made of only (the question itself)."""
+    own = _key(skip)
+    found = [c for c in salient(exchanges, summary) if not _key(c.text) <= own]
+    if person:
+        found = [c for c in found if c.name and _person(c.text)] or [c for c in found if c.name]
+    return found[0].text if found else ""
