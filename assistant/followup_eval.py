@@ -181,7 +181,7 @@ def format_report(s: dict[str, Any], label: str) -> str:
 
 
 def eval_followups_command(cfg: Any, file: Path, json_out: str | None, *, half: str = "all",
-                           llm: str | None = None) -> int:  # fmt: skip
+                           llm: str | None = None, check: bool = True) -> int:  # fmt: skip
     """`python launch.py eval followups --file F [--half H] [--json OUT] [--llm URL]`."""
     from assistant.components import Components
     from assistant.config import ProviderSettings
@@ -194,11 +194,11 @@ def eval_followups_command(cfg: Any, file: Path, json_out: str | None, *, half: 
         cfg.llm.order = ["eval"]
         cfg.llm.providers = {"eval": ProviderSettings(kind="openai_compatible", model="rewrite", base_url=llm)}
     parts = Components(cfg)
-    rewriter = FollowUpRewriter(parts.complete, parts.llm_available)
+    rewriter = FollowUpRewriter(parts.complete, parts.llm_available, check=check)
     rows = replay(items, lambda: Session.from_config(cfg), rewriter)
     s = summarise(rows)
     print(format_report(s, f"{Path(file).name}, {half} half, {len(rows)} questions"
-                           + (f", LLM {llm}" if llm else ", offline")))  # fmt: skip
+                           + (f", LLM {llm}" if llm else ", offline") + ("" if check else ", unchecked")))  # fmt: skip
     if json_out:
         keep = ("question", "rewrite", "query", "kind", "method", "dialog", "turn")
         out = {**s, "rows": [{k: v for k, v in asdict(r).items() if k in keep} for r in rows]}

@@ -14,7 +14,7 @@ the conversation mentions them.
 Each candidate scores, per exchange, `QUESTION` when the person's side (the question or the query
 Hark made of it) mentions it and `ANSWER` when the answer does, times `RECENCY ** age` (age 0: the last
 exchange); a mention of only some of a name's words counts for that share; older exchanges folded
-into the memory's summary count `SUMMARY`. Names get `NAME` on top, and the names of the first
+into the memory's summary count `SUMMARY`. Names get `NAME` on top, and the first name of the first
 exchange kept (what the conversation is about) `TOPIC` more. Ties go to the earliest mention
 (a conversation opens with its subject). The weights were chosen on the select half of the followups
 set (`launch.py eval followups --half select`).
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from assistant.llm.words import STOP, content_words
 from assistant.memory import Exchange
 
-QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 2.0
+QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.6, 4.0
 
 _TOKEN = re.compile(r"[\w][\w'’.&-]*|[^\w\s]")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -42,6 +42,8 @@ _COPULA = re.compile(r"^\s*(what|who|which)\s+(is|are|was|were)\s+(?P<np>.+?)[\s
 _DET = re.compile(r"\b(?P<np>(the|a|an|this|my|your|our)\s+[\w'’-]+(\s+[\w'’-]+){0,3})", re.I)
 _DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|did|can|could|will|would|should)\s+",
                  re.I)  # fmt: skip
+_JOINED = re.compile(r"\s(and|&)\s", re.I)  # two names joined: "Lorde and McDonald"
+_ADDED = re.compile(r"\s*\([^)]*\)")  # what a rewrite appended ("… tour (INXS)?")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 
@@ -86,7 +88,7 @@ def names_in(text: str, known: set[str]) -> list[str]:
                 i += 1
                 continue
             j, end = i + 1, i + 1  # extend over capitalised words and at most two joining words
-            while j < len(toks):
+            while j < len(toks) and not re.search(r"['’]s$", toks[j - 1]):  # a possessive ends a name
                 if _capitalised(toks[j]):
                     end = j = j + 1
                 elif toks[j].lower() in _JOIN and j + 1 - end < 2:
@@ -145,16 +147,19 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     for n, ex in enumerate(exchanges):
         asked = ex.user if ex.query == ex.user else f"{ex.user}. {ex.query}"
         for text, name in [(t, True) for t in names_in(asked, known) + names_in(ex.assistant, known)] + [
-            (t, False) for t in phrases_in(ex.query or ex.user)
+            (t, False) for t in phrases_in(_ADDED.sub("", ex.query or ex.user))
         ]:
             key = _key(text)
             if key and (key not in found or (name and not found[key][1])):
                 found[key] = (text, name, found[key][2] if key in found else n)
+            elif key and not name and not found[key][1]:
+                found[key] = (text, name, n)  # a phrase asked again is as recent as its last asking
     bags = [(set(content_words(f"{ex.user} {ex.query}")), set(content_words(ex.assistant))) for ex in exchanges]
     folded = set(content_words(summary))
+    subject = next((k for k, (_, name, first) in found.items() if name and first == 0), None)
     scores: dict[frozenset[str], float] = {}
-    for key, (_, name, first) in found.items():
-        score = SUMMARY * _mention(key, folded) + (NAME if name else 0.0) + (TOPIC if name and first == 0 else 0.0)
+    for key, (_, name, _first) in found.items():
+        score = SUMMARY * _mention(key, folded) + (NAME if name else 0.0) + (TOPIC if key == subject else 0.0)
         for age, (asked, answered) in enumerate(reversed(bags)):
             score += RECENCY**age * (QUESTION * _mention(key, asked) + ANSWER * _mention(key, answered))
         scores[key] = score
@@ -162,18 +167,25 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     # mentions count for the longer name
     for key in sorted(scores, key=len):
         if found[key][1]:
-            longer = [k for k in scores if k > key and found[k][1]]
+            longer = [k for k in scores if k > key and found[k][1] and not _JOINED.search(found[k][0])]
             if longer:
                 best = max(longer, key=lambda k: scores[k])
                 scores[best] += scores.pop(key) - NAME
+    # a phrase of the last question that holds a name ("the CRAN mirror") is what it is said of:
+    # it takes the name's score too (the name stays, for "he" and "she")
+    latest = len(exchanges) - 1
+    for key in scores:
+        if not found[key][1] and found[key][2] == latest:
+            held = [k for k in scores if k < key and found[k][1]]
+            scores[key] += max((scores[k] for k in held), default=0.0)
     ranked = sorted(scores, key=lambda k: (scores[k], -found[k][2]), reverse=True)
     return [Candidate(found[k][0], round(scores[k], 3), found[k][1]) for k in ranked]
 
 
 def _person(text: str) -> bool:
-    """Shaped like a person's name: two to four capitalised words, nothing joining them."""
+    """Shaped like a person's name: one to four capitalised words, nothing joining them."""
     words = text.split()
-    return 2 <= len(words) <= 4 and all(w[:1].isupper() and not _acronym(w) for w in words)
+    return 1 <= len(words) <= 4 and all(w[:1].isupper() and not _acronym(w) for w in words)
 
 
 def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = False, skip: str = "") -> str:

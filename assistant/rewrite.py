@@ -243,9 +243,11 @@ class FollowUpRewriter:
     An LLM rewrite is used only when it keeps the question's own words and adds only words of the
     conversation (`consistent`); otherwise the heuristic's is."""
 
-    def __init__(self, complete: Complete | None = None, available: Callable[[], bool] | None = None) -> None:
+    def __init__(self, complete: Complete | None = None, available: Callable[[], bool] | None = None,
+                 *, check: bool = True) -> None:  # fmt: skip
         self._complete = complete
         self._available = available or (lambda: complete is not None)
+        self.check = check  # off only to measure what the check prevents (bench.followups_llm)
 
     def rewrite(self, question: str, last: Exchange | None, history: str = "",
                 exchanges: list[Exchange] | None = None, summary: str = "") -> Rewrite:  # fmt: skip
@@ -258,7 +260,7 @@ class FollowUpRewriter:
         if self._complete is not None and self._available():
             query = self._llm(question, last, history)
             context = " ".join([history, summary] + [f"{e.user} {e.query} {e.assistant}" for e in kept])
-            if query and consistent(question, query, context):
+            if query and (not self.check or consistent(question, query, context)):
                 return Rewrite(question, query, "llm", reason)
             if query:
                 log.info("LLM follow-up rewrite not used: it drops the question's words or adds new ones")
@@ -319,6 +321,9 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
             return _resolve_pronouns(rest, referent(kept, summary) or topic, referent(kept, summary, person=True))
         if not rest:
             return f"{topic} more details"
+        if _WH_START.match(rest):  # "and how do I delete one?": a question of its own
+            again = detect(rest, last, kept) or "ellipsis"
+            return heuristic_rewrite(rest, last, again, kept, summary) if again != reason else rest
         return _swap(previous, rest)
     if reason == "name":
         for part, full in part_names(q, kept).items():
@@ -332,6 +337,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     return _resolve_pronouns(q, ref, person) if ref else q
 
 
+_OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
 _PREP = re.compile(r"\b(for|on|in|with|under|from|to|of|at|about|into|by)\b", re.I)
 
@@ -371,6 +377,8 @@ def _resolve_pronouns(q: str, thing: str, person: str) -> str:
             return m.group(0)
         done = True
         ref = person if word in ("he", "him", "she", "his", "her", "hers") else thing
+        if word == "her" and _OBJECT_HER.match(q, m.end()):
+            return ref  # "who blacklisted her?": her is not a possessive
         if word in ("his", "her", "its", "their", "theirs"):
             return f"{ref}'s" if len(ref.split()) <= 5 else ref
         return ref
