@@ -91,12 +91,14 @@ def names_in(text: str, known: set[str]) -> list[str]:
             while j < len(toks) and not re.search(r"['’]s$", toks[j - 1]):  # a possessive ends a name
                 if _capitalised(toks[j]):
                     end = j = j + 1
-                elif toks[j].lower() in _JOIN and j + 1 - end < 2:
+                elif toks[j].lower() in _JOIN and j - end < 2:
                     j += 1
                 else:
                     break
             span = [t.rstrip(".") for t in toks[i:end]]
             while span and (span[0].lower() in STOP or span[0].lower() in _NOT_NAMES):
+                if span[0] == "The" and i > 0 and len(span) > 1:
+                    break  # "The Beatles" in mid-sentence: a name's own article
                 span = span[1:]
             span = [re.sub(r"['’]s$", "", t) for t in span]
             if span and not (len(span) == 1 and span[0].lower() in _NOT_NAMES):

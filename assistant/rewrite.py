@@ -287,9 +287,10 @@ class FollowUpRewriter:
 
 
 def consistent(question: str, rewrite: str, conversation: str) -> bool:
-    """Whether a rewrite keeps every content word of the question and adds only words the
-    conversation holds (up to a typo or an inflection, `word_match.in_bag`)."""
-    own, new = set(content_words(question)), set(content_words(rewrite))
+    """Whether a rewrite keeps every content word of the question (but the words that only point
+    back: "the second one", "tell me more") and adds only words the conversation holds (up to a typo
+    or an inflection, `word_match.in_bag`)."""
+    own, new = set(content_words(question)) - _REFERRING, set(content_words(rewrite))
     if not new or covered(own, new) != own:
         return False
     added = new - own
@@ -338,6 +339,8 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
+_REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
+                                     "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
 _PREP = re.compile(r"\b(for|on|in|with|under|from|to|of|at|about|into|by)\b", re.I)
 
