@@ -43,6 +43,7 @@ _DET = re.compile(r"\b(?P<np>(the|a|an|this|my|your|our)\s+[\w'’-]+(\s+[\w'’
 _DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|did|can|could|will|would|should)\s+",
                  re.I)  # fmt: skip
 _JOINED = re.compile(r"\s(and|&)\s", re.I)  # two names joined: "Lorde and McDonald"
+_HE_SHE = re.compile(r"\b(he|him|his|she|her|hers)\b", re.I)
 _ADDED = re.compile(r"\s*\([^)]*\)")  # what a rewrite appended ("… tour (INXS)?")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
@@ -190,11 +191,27 @@ def _person(text: str) -> bool:
     return 1 <= len(words) <= 4 and all(w[:1].isupper() and not _acronym(w) for w in words)
 
 
-def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = False, skip: str = "") -> str:
+def people(exchanges: list[Exchange]) -> set[frozenset[str]]:
+    """Names the conversation has taken for a person: a question's "he" or "she" that the query made
+    of it replaced by that name."""
+    out: set[frozenset[str]] = set()
+    for ex in exchanges:
+        if ex.query and ex.query != ex.user and _HE_SHE.search(ex.user):
+            asked = _key(ex.user)
+            out.update(k for k in (_key(n) for n in names_in(_ADDED.sub("", ex.query), set())) if k and not k <= asked)
+    return out
+
+
+def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = False, thing: bool = False,
+             skip: str = "") -> str:  # fmt: skip
     """The most salient noun phrase ('' when there is none); `person`: a name only (he, she);
-    `skip`: a text whose words the referent must not be made of only (the question itself)."""
+    `thing`: not a name the conversation took for a person (it, they); `skip`: a text whose words
+    the referent must not be made of only (the question itself)."""
     own = _key(skip)
     found = [c for c in salient(exchanges, summary) if not _key(c.text) <= own]
     if person:
         found = [c for c in found if c.name and _person(c.text)] or [c for c in found if c.name]
+    elif thing:
+        known = people(exchanges)
+        found = [c for c in found if not any(_key(c.text) <= k for k in known)] or found
     return found[0].text if found else ""

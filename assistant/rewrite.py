@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
-from assistant.referent import names_in, referent, salient
+from assistant.referent import mid_capitals, names_in, referent, salient
 from assistant.word_match import covered
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ _ELSE = re.compile(r"\b(anything|something|what)\s+else\b|\bany\s+other\s+(inter
 _WH_START = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|"
                        r"can|could|has|have|had)\b", re.I)  # fmt: skip
 _DEFINITE = re.compile(r"\b(the|this|that|these|those)\s+([\w'’-]+(\s+[\w'’-]+)?)", re.I)
-_TERM = re.compile(r"^\s*(what|who)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
+_TERM = re.compile(r"^\s*(what|who|when|where)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
                    r"(\s+[\w'’-]+)?[\s?.!]*$", re.I)  # fmt: skip
 NAME_PARTS = False  # complete a part of a name ("Darin" → "Bobby Darin")
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
@@ -194,7 +194,7 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     if m and len(q.split()) <= 6:
         return "continuation"
     kept = exchanges or [last]
-    if not own and (_elliptical(q) or _definite(q, kept)):
+    if not own and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept):
         return "ellipsis"
     if NAME_PARTS and part_names(q, kept):
         return "name"
@@ -212,10 +212,16 @@ def _elliptical(q: str) -> bool:
 def _definite(q: str, exchanges: list[Exchange]) -> bool:
     """The question speaks of "the X" / "this X" and the conversation has spoken of X."""
     words = {w for m in _DEFINITE.finditer(q) for w in content_words(m.group(2))}
-    if not words:
-        return False
-    said = set(content_words(" ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)))
-    return bool(words & said)
+    said = " ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)
+    return bool(words & set(content_words(said)))
+
+
+def _names_one(q: str, exchanges: list[Exchange]) -> bool:
+    """The question holds a word of one of the conversation's names ("Why are the amplifiers
+    important?" in a conversation about Carlos Santana's Amplifiers): it names its subject."""
+    said = [t for e in exchanges for t in (e.user, e.query, e.assistant)]
+    named = {w for t in said for name in names_in(t, mid_capitals(said)) for w in content_words(name)}
+    return bool(set(content_words(q)) & named)
 
 
 def part_names(q: str, exchanges: list[Exchange]) -> dict[str, str]:
@@ -333,7 +339,9 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     if reason == "ellipsis":  # unless the question already names what the conversation is about
         top = referent(kept, summary)
         return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q
-    ref = referent(kept, summary, skip=q)
+    first = _PRONOUN.search(q)
+    thing = bool(first) and first.group(0).lower() in ("it", "its", "they", "them", "their", "theirs")
+    ref = referent(kept, summary, thing=thing, skip=q)
     person = referent(kept, summary, person=True, skip=q) or ref
     return _resolve_pronouns(q, ref, person) if ref else q
 
