@@ -201,6 +201,13 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     return ""
 
 
+def leans_on(question: str, last: Exchange | None) -> bool:
+    """Whether `question` says outright that it follows `last` (a pronoun, "what about", "tell me
+    more" …): then it takes the path of the question it follows. A short question without a subject
+    ("what was my first question?") may be a follow-up for the search, but it keeps its own path."""
+    return detect(question, last) not in ("", *_WEAK)
+
+
 def _elliptical(q: str) -> bool:
     """A short question without a subject of its own ("Did the band tour?", "what's the default?");
     not "what is X?" asked of a bare term (a definition stands on its own)."""
@@ -347,6 +354,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
+_WEAK = ("ellipsis", "name")  # follow-ups found by what they lack, not by a word that points back
 _REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
