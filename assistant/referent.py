@@ -15,7 +15,9 @@ Each candidate scores, per exchange, `QUESTION` when the person's side (the ques
 Hark made of it) mentions it and `ANSWER` when the answer does, times `RECENCY ** age` (age 0: the last
 exchange); a mention of only some of a name's words counts for that share; older exchanges folded
 into the memory's summary count `SUMMARY`. Names get `NAME` on top, and the first name of the first
-exchange kept (what the conversation is about) `TOPIC` more. Ties go to the earliest mention
+exchange kept (what the conversation is about) `TOPIC` more, times `RECENCY ** age` of the last
+question that spoke of it (a subject the person has left fades); a phrase of the last question that
+holds a name gets that name's score and `TOPIC` (the conversation moved on to it). Ties go to the earliest mention
 (a conversation opens with its subject). The weights were chosen on the select half of the followups
 set (`launch.py eval followups --half select`).
 """
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from assistant.llm.words import STOP, content_words
 from assistant.memory import Exchange
 
-QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.6, 4.0
+QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 12.0
 
 _TOKEN = re.compile(r"[\w][\w'’.&-]*|[^\w\s]")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -39,6 +41,7 @@ _NOT_NAMES = set(
 )
 _PRONOUNS = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.I)
 _COPULA = re.compile(r"^\s*(what|who|which)\s+(is|are|was|were)\s+(?P<np>.+?)[\s?.!]*$", re.I)
+COPULA_WORDS = 8  # the longest subject of "what is X" taken for a phrase
 _DET = re.compile(r"\b(?P<np>(the|a|an|this|my|your|our)\s+[\w'’-]+(\s+[\w'’-]+){0,3})", re.I)
 _DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|did|can|could|will|would|should)\s+",
                  re.I)  # fmt: skip
@@ -117,7 +120,7 @@ def phrases_in(question: str) -> list[str]:
     q = " ".join(_CITATION.sub("", question or "").split())
     out: list[str] = []
     m = _COPULA.match(q)
-    if m and len(m.group("np").split()) <= 6 and not _PRONOUNS.search(m.group("np")):
+    if m and len(m.group("np").split()) <= COPULA_WORDS and not _PRONOUNS.search(m.group("np")):
         out.append(m.group("np"))
     do = _DO.match(q)
     for m in _DET.finditer(q):
@@ -162,25 +165,30 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     subject = next((k for k, (_, name, first) in found.items() if name and first == 0), None)
     scores: dict[frozenset[str], float] = {}
     for key, (_, name, _first) in found.items():
-        score = SUMMARY * _mention(key, folded) + (NAME if name else 0.0) + (TOPIC if key == subject else 0.0)
+        score = SUMMARY * _mention(key, folded) + (NAME if name else 0.0)
+        if key == subject:  # the subject stays while the person's questions keep speaking of it
+            asked_at = [age for age, (asked, _) in enumerate(reversed(bags)) if key & asked]
+            score += TOPIC * RECENCY ** min(asked_at, default=len(bags))
         for age, (asked, answered) in enumerate(reversed(bags)):
             score += RECENCY**age * (QUESTION * _mention(key, asked) + ANSWER * _mention(key, answered))
         scores[key] = score
     # a name that is part of a longer one ("Darin", "Bobby Darin") is the same referent: its
     # mentions count for the longer name
     for key in sorted(scores, key=len):
-        if found[key][1]:
+        if found[key][1] and len(found[key][0]) > 2:  # not "R" in "Comprehensive R Archive Network"
             longer = [k for k in scores if k > key and found[k][1] and not _JOINED.search(found[k][0])]
             if longer:
                 best = max(longer, key=lambda k: scores[k])
                 scores[best] += scores.pop(key) - NAME
-    # a phrase of the last question that holds a name ("the CRAN mirror") is what it is said of:
-    # it takes the name's score too (the name stays, for "he" and "she")
+    # a phrase of the last question that holds a name ("the CRAN mirror", "an R session") is what the
+    # conversation is about now: it takes the name's score and the subject's `TOPIC` (the name stays,
+    # for "he" and "she")
     latest = len(exchanges) - 1
     for key in scores:
         if not found[key][1] and found[key][2] == latest:
             held = [k for k in scores if k < key and found[k][1]]
-            scores[key] += max((scores[k] for k in held), default=0.0)
+            if held:
+                scores[key] += max(scores[k] for k in held) + TOPIC
     ranked = sorted(scores, key=lambda k: (scores[k], -found[k][2]), reverse=True)
     return [Candidate(found[k][0], round(scores[k], 3), found[k][1]) for k in ranked]
 

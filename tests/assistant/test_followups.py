@@ -62,6 +62,13 @@ SPOKEN = [
      "What kind of music did they play?", ["frank zappa play"], ["disband"]),
     ([("Tell me about INXS, Early years.", ""), ("How did the band get started?", "The band formed in Sydney in 1977.")],
      "Did the band tour?", ["tour", "inxs"], ["started", "formed"]),
+    # the conversation moved on: "it" is what the last question was about, not the first subject
+    ([("What does CRAN stand for?", "CRAN stands for the Comprehensive R Archive Network [1]."),
+      ("How do I end an R session?", "Type q() to end an R session; R asks whether to save the workspace [1].")],
+     "does it save the workspace?", ["does an r session save the workspace"], ["cran"]),
+    ([("Which UID range does Debian give ordinary user accounts?", "1000-59999 [1]."),
+      ("What is the default paper size of DocBook FO output?", "USletter [2].")],
+     "and how do I print it double sided?", ["the default paper size of docbook fo output"], ["uid"]),
 ]  # fmt: skip
 STANDALONE = [
     ([("What does CRAN stand for?", "CRAN stands for the Comprehensive R Archive Network [1].")],
