@@ -48,6 +48,15 @@ _DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|d
 _JOINED = re.compile(r"\s(and|&)\s", re.I)  # two names joined: "Lorde and McDonald"
 _HE_SHE = re.compile(r"\b(he|him|his|she|her|hers)\b", re.I)
 _ADDED = re.compile(r"\s*\([^)]*\)")  # what a rewrite appended ("… tour (INXS)?")
+# "how do I turn off automatic beams in LilyPond?": the thing acted on, up to a small word
+_HOWTO = re.compile(r"^\s*(how|where|when|why)\s+(do|can|could|should|would|will|must)\s+(i|we|you)\s+[\w'-]+"
+                    r"(\s+(off|on|up|out|back|down|away|in))?\s+(?P<np>[^?.!,;:]+)", re.I)  # fmt: skip
+_ENDS = frozenset("in on at for from with by to of into so and or when while if that without using via as than".split())
+# terms of a manual: \tuplet, generate.manifest, autoBeamOff, q()
+_TERM = re.compile(r"(?<![\w\\])(\\[A-Za-z]+|[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]\w*\(\))")
+# a question that asks for a name ("which parameter …?"): its answer's terms are what follows is about
+_WHICH = re.compile(r"^\s*(which|what)\s+([\w.-]+\s+){0,3}(parameter|option|tag|command|program|variable|file|"
+                    r"function|package|module|keyword|setting|font|key|directive|field|element)s?\b", re.I)  # fmt: skip
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 
@@ -115,10 +124,30 @@ def names_in(text: str, known: set[str]) -> list[str]:
     return out
 
 
+def terms_in(text: str) -> list[str]:
+    """A manual's terms: commands, parameters, functions ("\\tuplet", "generate.manifest", "q()")."""
+    out: list[str] = []
+    for m in _TERM.finditer(text or ""):
+        term = m.group(1).rstrip(".")
+        if (len(term) > 4 or term.endswith("()")) and term.lower() not in ("e.g", "i.e") and term not in out:
+            out.append(term)
+    return out
+
+
+def focus_of(question: str) -> str:
+    """What a how-to question acts on ("automatic beams"), '' when it is not one."""
+    m = _HOWTO.match(" ".join(_CITATION.sub("", question or "").split()))
+    if not m:
+        return ""
+    words = m.group("np").split()
+    cut = next((k for k, w in enumerate(words[1:], 1) if w.lower() in _ENDS), len(words))
+    return " ".join(words[: min(cut, 5)])
+
+
 def phrases_in(question: str) -> list[str]:
     """Noun phrases of a person's question (see the module docstring)."""
     q = " ".join(_CITATION.sub("", question or "").split())
-    out: list[str] = []
+    out: list[str] = [focus_of(q)] if focus_of(q) else []
     m = _COPULA.match(q)
     if m and len(m.group("np").split()) <= COPULA_WORDS and not _PRONOUNS.search(m.group("np")):
         out.append(m.group("np"))
@@ -152,9 +181,8 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     found: dict[frozenset[str], tuple[str, bool, int]] = {}  # key → (text, name, first position)
     for n, ex in enumerate(exchanges):
         asked = ex.user if ex.query == ex.user else f"{ex.user}. {ex.query}"
-        for text, name in [(t, True) for t in names_in(asked, known) + names_in(ex.assistant, known)] + [
-            (t, False) for t in phrases_in(_ADDED.sub("", ex.query or ex.user))
-        ]:
+        named = names_in(asked, known) + names_in(ex.assistant, known) + terms_in(asked) + terms_in(ex.assistant)
+        for text, name in [(t, True) for t in named] + [(t, False) for t in phrases_in(_ADDED.sub("", ex.query or ex.user))]:
             key = _key(text)
             if key and (key not in found or (name and not found[key][1])):
                 found[key] = (text, name, found[key][2] if key in found else n)
@@ -184,11 +212,18 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     # conversation is about now: it takes the name's score and the subject's `TOPIC` (the name stays,
     # for "he" and "she")
     latest = len(exchanges) - 1
+    last = exchanges[-1] if exchanges else None
+    acted_on = _key(focus_of(last.user)) if last else frozenset()
     for key in scores:
         if not found[key][1] and found[key][2] == latest:
             held = [k for k in scores if k < key and found[k][1]]
-            if held:
-                scores[key] += max(scores[k] for k in held) + TOPIC
+            if held or key == acted_on:
+                scores[key] += max((scores[k] for k in held), default=0.0) + TOPIC
+    # "which parameter …?" answered "generate.manifest": the follow-up is about that
+    if last is not None and _WHICH.match(last.user):
+        for term in terms_in(last.assistant):
+            if _key(term) in scores:
+                scores[_key(term)] += TOPIC
     ranked = sorted(scores, key=lambda k: (scores[k], -found[k][2]), reverse=True)
     return [Candidate(found[k][0], round(scores[k], 3), found[k][1]) for k in ranked]
 

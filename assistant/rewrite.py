@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
-from assistant.referent import mid_capitals, names_in, referent, salient
+from assistant.referent import mid_capitals, names_in, referent
+from assistant.swap import swap
 from assistant.word_match import covered
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,6 @@ _WH_START = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|ho
 _DEFINITE = re.compile(r"\b(the|this|that|these|those)\s+([\w'’-]+(\s+[\w'’-]+)?)", re.I)
 _TERM = re.compile(r"^\s*(what|who|when|where)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
                    r"(\s+[\w'’-]+)?[\s?.!]*$", re.I)  # fmt: skip
-NAME_PARTS = False  # complete a part of a name ("Darin" → "Bobby Darin")
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
@@ -70,25 +70,7 @@ _WH = re.compile(
 )
 _LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$", re.M)
 _INLINE_ITEM = re.compile(r"(?:^|\s)\(?(\d{1,2})[.)]\s+(.+?)(?=\s+\(?\d{1,2}[.)]\s+|$)")
-_CAPS = re.compile(r"\b([A-Z][\w'’-]+(?:\s+(?:of|de|la|the|and|von|van)?\s*[A-Z][\w'’-]+)*)")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
-_STOP_START = {
-    "What",
-    "Which",
-    "Who",
-    "Where",
-    "When",
-    "Why",
-    "How",
-    "Tell",
-    "Is",
-    "Are",
-    "Do",
-    "Does",
-    "The",
-    "I",
-    "A",
-}
 
 SYSTEM_PROMPT = (
     "You rewrite a follow-up question into one standalone search query, using the conversation to "
@@ -146,21 +128,6 @@ def topic_of(question: str) -> str:
     return stripped or q
 
 
-def entities_of(text: str) -> list[str]:
-    out: list[str] = []
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
-        for m in _CAPS.finditer(sentence):
-            name = m.group(1).strip()
-            words = name.split()
-            if m.start() == 0 and len(words) == 1 and words[0] in _STOP_START:
-                continue
-            if words[0] in _STOP_START:
-                name = " ".join(words[1:])
-            if name and name not in out:
-                out.append(name)
-    return out
-
-
 def list_items(answer: str) -> list[str]:
     items = [m.group("item").strip() for m in _LIST_ITEM.finditer(answer or "")]
     if len(items) < 2:
@@ -196,8 +163,6 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     kept = exchanges or [last]
     if not own and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept):
         return "ellipsis"
-    if NAME_PARTS and part_names(q, kept):
-        return "name"
     return ""
 
 
@@ -229,19 +194,6 @@ def _names_one(q: str, exchanges: list[Exchange]) -> bool:
     said = [t for e in exchanges for t in (e.user, e.query, e.assistant)]
     named = {w for t in said for name in names_in(t, mid_capitals(said)) for w in content_words(name)}
     return bool(set(content_words(q)) & named)
-
-
-def part_names(q: str, exchanges: list[Exchange]) -> dict[str, str]:
-    """Names in `q` that are part of a longer name of the conversation ("Darin" → "Bobby Darin"),
-    mapped to the most salient such name."""
-    found = [c.text for c in salient(exchanges) if c.name]
-    out: dict[str, str] = {}
-    for name in names_in(q, set(w.lower() for w in q.split()[1:])):
-        words = set(name.lower().split())
-        full = next((f for f in found if words < set(f.lower().split())), "")
-        if full and full.lower() not in q.lower():
-            out[name] = full
-    return out
 
 
 def _has_own_subject(q: str) -> bool:
@@ -338,11 +290,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
         if _WH_START.match(rest):  # "and how do I delete one?": a question of its own
             again = detect(rest, last, kept) or "ellipsis"
             return heuristic_rewrite(rest, last, again, kept, summary) if again != reason else rest
-        return _swap(previous, rest)
-    if reason == "name":
-        for part, full in part_names(q, kept).items():
-            q = re.sub(rf"\b{re.escape(part)}\b", full, q, count=1)
-        return q
+        return swap(previous, rest)
     if reason == "ellipsis":  # unless the question already names what the conversation is about
         top = referent(kept, summary)
         return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q
@@ -354,34 +302,15 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
-_WEAK = ("ellipsis", "name")  # follow-ups found by what they lack, not by a word that points back
+_WEAK = ("ellipsis",)  # follow-ups found by what they lack, not by a word that points back
 _REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
-_PREP = re.compile(r"\b(for|on|in|with|under|from|to|of|at|about|into|by)\b", re.I)
-
-
 def _with(q: str, ref: str) -> str:
     """`q` naming `ref` at its end: "Did the band tour?" → "Did the band tour (INXS)?"."""
     q = q.rstrip()
     end = q[-1] if q and q[-1] in "?.!" else "?"
     return f"{q.rstrip('?.! ')} ({ref}){end}"
-
-
-def _swap(previous: str, rest: str) -> str:
-    """The previous question with its last prepositional object (or, failing that, its last name)
-    replaced by `rest`: "How do I install R on Linux?" + "for Windows" → "How do I install R for Windows?"."""
-    prev = previous.rstrip("?.! ")
-    m_rest = _PREP.match(rest)
-    tail = [m for m in _PREP.finditer(prev) if prev[m.end():].strip()]
-    if tail:
-        m = tail[-1]
-        return f"{prev[:m.start()]}{rest if m_rest else m.group(0) + ' ' + rest}?"
-    names = [e for e in entities_of(prev) if e not in _STOP_START]
-    if names and not m_rest:
-        i = prev.rfind(names[-1])
-        return f"{prev[:i]}{rest}{prev[i + len(names[-1]):]}?"
-    return f"{prev} {rest}?"
 
 
 def _resolve_pronouns(q: str, thing: str, person: str) -> str:
