@@ -42,7 +42,7 @@ _NOT_NAMES = set(
 _PRONOUNS = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.I)
 _COPULA = re.compile(r"^\s*(what|who|which)\s+(is|are|was|were)\s+(?P<np>.+?)[\s?.!]*$", re.I)
 COPULA_WORDS = 8  # the longest subject of "what is X" taken for a phrase
-_DET = re.compile(r"\b(?P<np>(the|a|an|this|my|your|our)\s+[\w'’-]+(\s+[\w'’-]+){0,3})", re.I)
+_DET = re.compile(r"\b(?P<np>(the|a|an|this|my|your|our)\s+[\w'’.-]+(\s+[\w'’.-]+){0,3})", re.I)
 _DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|did|can|could|will|would|should)\s+",
                  re.I)  # fmt: skip
 _JOINED = re.compile(r"\s(and|&)\s", re.I)  # two names joined: "Lorde and McDonald"
@@ -51,6 +51,8 @@ _ADDED = re.compile(r"\s*\([^)]*\)")  # what a rewrite appended ("… tour (INXS
 # "how do I turn off automatic beams in LilyPond?": the thing acted on, up to a small word
 _HOWTO = re.compile(r"^\s*(how|where|when|why)\s+(do|can|could|should|would|will|must)\s+(i|we|you)\s+[\w'-]+"
                     r"(\s+(off|on|up|out|back|down|away|in))?\s+(?P<np>[^?.!,;:]+)", re.I)  # fmt: skip
+_WHICH_NOUN = re.compile(r"^\s*which\s+(?P<np>[\w.-]+(\s+[\w.-]+){1,2}?)\s+(does|do|did|is|are|was|were|should|must|can|"
+                         r"will|would)\b", re.I)  # fmt: skip
 _ENDS = frozenset("in on at for from with by to of into so and or when while if that without using via as than".split())
 # terms of a manual: \tuplet, generate.manifest, autoBeamOff, q()
 _TERM = re.compile(r"(?<![\w\\])(\\[A-Za-z]+|[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]\w*\(\))")
@@ -135,8 +137,13 @@ def terms_in(text: str) -> list[str]:
 
 
 def focus_of(question: str) -> str:
-    """What a how-to question acts on ("automatic beams"), '' when it is not one."""
-    m = _HOWTO.match(" ".join(_CITATION.sub("", question or "").split()))
+    """What a how-to question acts on ("automatic beams"), or what a which-question asks about
+    ("which paper type does …" → "paper type"); '' when it is neither."""
+    q = " ".join(_CITATION.sub("", question or "").split())
+    which = _WHICH_NOUN.match(q)
+    if which:
+        return which.group("np")
+    m = _HOWTO.match(q)
     if not m:
         return ""
     words = m.group("np").split()
@@ -144,17 +151,29 @@ def focus_of(question: str) -> str:
     return " ".join(words[: min(cut, 5)])
 
 
+def copula_subject(question: str) -> str:
+    """X of "what is X?" without a closing phrase that names where ("the default line width of a pen"
+    of "… of a pen in Asymptote"); '' when it is no such question or X is long or a pronoun."""
+    m = _COPULA.match(" ".join(_CITATION.sub("", question or "").split()))
+    if not m or _PRONOUNS.search(m.group("np")):
+        return ""
+    words = m.group("np").split()
+    if len(words) > 2 and words[-2].lower() in ("in", "on", "for", "with", "under") and words[-1][:1].isupper():
+        words = words[:-2]  # "… in Asymptote"
+    return " ".join(words) if len(words) <= COPULA_WORDS else ""
+
+
 def phrases_in(question: str) -> list[str]:
     """Noun phrases of a person's question (see the module docstring)."""
     q = " ".join(_CITATION.sub("", question or "").split())
     out: list[str] = [focus_of(q)] if focus_of(q) else []
-    m = _COPULA.match(q)
-    if m and len(m.group("np").split()) <= COPULA_WORDS and not _PRONOUNS.search(m.group("np")):
-        out.append(m.group("np"))
+    subject = copula_subject(q)
+    if subject:
+        out.append(subject)
     do = _DO.match(q)
     for m in _DET.finditer(q):
         words = m.group("np").split()
-        cut = next((k for k, w in enumerate(words[1:], 1) if w.lower() in STOP), len(words))
+        cut = next((k for k, w in enumerate(words[1:], 1) if w.lower() in STOP or w.lower() in _ENDS), len(words))
         words = words[:cut]
         if do and m.start() == do.end() and len(words) > 2:
             words = words[:-1]  # "did the band tour" → "the band"
@@ -190,7 +209,9 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
                 found[key] = (text, name, n)  # a phrase asked again is as recent as its last asking
     bags = [(set(content_words(f"{ex.user} {ex.query}")), set(content_words(ex.assistant))) for ex in exchanges]
     folded = set(content_words(summary))
-    subject = next((k for k, (_, name, first) in found.items() if name and first == 0), None)
+    opening = exchanges[0].user.lower() if exchanges else ""
+    placed = [(opening.find(text.lower()), k) for k, (text, name, first) in found.items() if name and first == 0]
+    subject = min(((at, k) for at, k in placed if at >= 0), default=(0, None), key=lambda p: p[0])[1]
     scores: dict[frozenset[str], float] = {}
     for key, (_, name, _first) in found.items():
         score = SUMMARY * _mention(key, folded) + (NAME if name else 0.0)
@@ -213,12 +234,16 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     # for "he" and "she")
     latest = len(exchanges) - 1
     last = exchanges[-1] if exchanges else None
-    acted_on = _key(focus_of(last.user)) if last else frozenset()
+    acted_on = {_key(focus_of(last.user)), _key(copula_subject(last.user))} if last else set()
+    asked = set(content_words(last.user)) if last else set()
     for key in scores:
         if not found[key][1] and found[key][2] == latest:
             held = [k for k in scores if k < key and found[k][1]]
-            if held or key == acted_on:
-                scores[key] += max((scores[k] for k in held), default=0.0) + TOPIC
+            if held:
+                scores[key] += max(scores[k] for k in held) + TOPIC
+            elif key in acted_on:  # above every name of its question ("triplets" over "LilyPond")
+                named = [scores[k] for k in scores if found[k][1] and k & asked]
+                scores[key] = max([scores[key] + TOPIC, *(v + NAME for v in named)])
     # "which parameter …?" answered "generate.manifest": the follow-up is about that
     if last is not None and _WHICH.match(last.user):
         for term in terms_in(last.assistant):

@@ -200,7 +200,12 @@ def _has_own_subject(q: str) -> bool:
     """A question names its own subject when a name comes before its first pronoun ("Marie Curie and
     her prizes": her is Marie Curie; "When did she go to SNL?": she is someone else)."""
     m = _PRONOUN.search(q)
-    return bool(names_in(q[: m.start()] if m else q, set()))
+    toks = q.split()
+    # the subject's place: the first word, or the next one ("Did Terry Bradshaw …"), or the one after
+    # an auxiliary ("What did Julia …"); "how do I get SVG from it?" names an object, not a subject
+    at = [0, 1] + ([2] if len(toks) > 2 and toks[1].lower() in _AUX else [])
+    before = q[: m.start()] if m else q
+    return any(" ".join(toks[i:]).startswith(n) for n in names_in(before, set()) for i in at if i < len(toks))
 
 
 class FollowUpRewriter:
@@ -302,6 +307,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
+_AUX = frozenset("is are was were do does did can could will would should has have had may might must".split())
 _WEAK = ("ellipsis",)  # follow-ups found by what they lack, not by a word that points back
 _REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
@@ -328,7 +334,7 @@ def _resolve_pronouns(q: str, thing: str, person: str) -> str:
         if word == "her" and _OBJECT_HER.match(q, m.end()):
             return ref  # "who blacklisted her?": her is not a possessive
         if word in ("his", "her", "its", "their", "theirs"):
-            return f"{ref}'s" if len(ref.split()) <= 5 else ref
+            return (f"{ref}'" if ref.endswith("s") else f"{ref}'s") if len(ref.split()) <= 5 else ref
         return ref
 
     out = _PRONOUN.sub(sub, q)
