@@ -143,6 +143,10 @@ def focus_of(question: str) -> str:
     which = _WHICH_NOUN.match(q)
     if which:
         return which.group("np")
+    do = _DO.match(q)
+    subject = _DET.match(q, do.end()) if do else None
+    if subject:  # "how long should the single line synopsis of a package be?"
+        return _cut(subject.group("np").split(), do=True)
     m = _HOWTO.match(q)
     if not m:
         return ""
@@ -172,17 +176,23 @@ def phrases_in(question: str) -> list[str]:
         out.append(subject)
     do = _DO.match(q)
     for m in _DET.finditer(q):
-        words = m.group("np").split()
-        cut = next((k for k, w in enumerate(words[1:], 1) if w.lower() in STOP or w.lower() in _ENDS), len(words))
-        words = words[:cut]
-        if do and m.start() == do.end() and len(words) > 2:
-            words = words[:-1]  # "did the band tour" → "the band"
-        words[-1] = words[-1].rstrip("?.!,;:")
+        words = _cut(m.group("np").split(), do=bool(do) and m.start() == do.end()).split()
         if len(words) >= 2 and words[0].lower() not in ("this",) and not _PRONOUNS.fullmatch(words[1]):
             np = " ".join(words)
             if np not in out and not any(np.lower() in o.lower() for o in out):
                 out.append(np)
     return out
+
+
+def _cut(words: list[str], *, do: bool = False) -> str:
+    """A determiner phrase up to its first small word; after "did/does" its last word is taken for
+    the verb ("did the band tour" → "the band")."""
+    cut = next((k for k, w in enumerate(words[1:], 1) if w.lower() in STOP or w.lower() in _ENDS), None)
+    words = words[:cut]
+    if do and cut is None and len(words) > 2:
+        words = words[:-1]
+    words[-1] = words[-1].rstrip("?.!,;:")
+    return " ".join(words)
 
 
 def _key(text: str) -> frozenset[str]:
