@@ -281,10 +281,11 @@ def people(exchanges: list[Exchange]) -> set[frozenset[str]]:
 
 
 def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = False, thing: bool = False,
-             skip: str = "") -> str:  # fmt: skip
+             named: bool = False, skip: str = "") -> str:  # fmt: skip
     """The most salient noun phrase ('' when there is none); `person`: a name only (he, she);
-    `thing`: not a name the conversation took for a person (it, they); `skip`: a text whose words
-    the referent must not be made of only (the question itself)."""
+    `thing`: not a name the conversation took for a person (it, they); `named`: a name or a phrase
+    holding one, when there is any; `skip`: a text whose words the referent must not be made of only
+    (the question itself)."""
     own = _key(skip)
     found = [c for c in salient(exchanges, summary) if not _key(c.text) <= own]
     if person:
@@ -292,4 +293,6 @@ def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = Fal
     elif thing:
         known = people(exchanges)
         found = [c for c in found if not any(_key(c.text) <= k for k in known)] or found
+    if named:
+        found = [c for c in found if c.name or any(w[:1].isupper() or _TERM.match(w) for w in c.text.split())] or found
     return found[0].text if found else ""

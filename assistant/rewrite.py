@@ -297,7 +297,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
             return heuristic_rewrite(rest, last, again, kept, summary) if again != reason else rest
         return swap(previous, rest)
     if reason == "ellipsis":  # unless the question already names what the conversation is about
-        top = referent(kept, summary)
+        top = referent(kept, summary, named=True)
         return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q
     first = _PRONOUN.search(q)
     thing = bool(first) and first.group(0).lower() in ("it", "its", "they", "them", "their", "theirs")
