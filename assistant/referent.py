@@ -251,9 +251,10 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
             held = [k for k in scores if k < key and found[k][1]]
             if held:
                 scores[key] += max(scores[k] for k in held) + TOPIC
-            elif key in acted_on:  # above every name of its question ("triplets" over "LilyPond")
-                named = [scores[k] for k in scores if found[k][1] and k & asked]
-                scores[key] = max([scores[key] + TOPIC, *(v + NAME for v in named)])
+    for key in scores:  # what the question acts on: above everything it names ("triplets" over "LilyPond")
+        if not found[key][1] and found[key][2] == latest and key in acted_on:
+            said = [scores[k] for k in scores if k != key and (k & asked)]
+            scores[key] = max([scores[key] + TOPIC, *(v + NAME for v in said)])
     # "which parameter …?" answered "generate.manifest": the follow-up is about that
     if last is not None and _WHICH.match(last.user):
         for term in terms_in(last.assistant):

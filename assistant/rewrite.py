@@ -178,7 +178,7 @@ def _elliptical(q: str) -> bool:
     not "what is X?" asked of a bare term (a definition stands on its own)."""
     if _TERM.match(q):
         return False
-    return bool(_WH_START.match(q)) and 0 < len(content_words(q)) <= ELLIPSIS_WORDS
+    return bool(_WH_START.match(q)) and len(content_words(q)) <= ELLIPSIS_WORDS
 
 
 def _definite(q: str, exchanges: list[Exchange]) -> bool:
