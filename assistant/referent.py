@@ -6,20 +6,24 @@ the conversation mentions them.
 - names: runs of capitalised words and acronyms ("Frank Zappa", "CRAN", "Zappa and the Mothers of
   Invention"), joined by at most two small words ("of", "the", "and" …). A single capitalised word
   at the start of a sentence counts only when it is an acronym or the conversation also capitalises
-  it elsewhere ("In", "Interest" at a list item's start are not names);
-- phrases of the person's questions: the subject of "what is X" ("the penalties for late payment"), and
-  a determiner phrase ("the CRAN mirror", "an R session"; after "did/does/do" its last word is taken
-  for the verb: "did the band tour" → "the band").
+  it elsewhere ("In", "Interest" at a list item's start are not names); a manual's terms count as
+  names ("\\tuplet", "generate.manifest", "autoBeamOff", "q()");
+- phrases of the person's questions: the subject of "what is X" ("the penalties for late payment"), what a
+  how-to question acts on ("turn off automatic beams"), what a which-question asks about ("which paper
+  type does …"), the subject of a do-question and other determiner phrases ("the CRAN mirror", "an R
+  session"; "did the band tour" → "the band").
 
 Each candidate scores, per exchange, `QUESTION` when the person's side (the question or the query
 Hark made of it) mentions it and `ANSWER` when the answer does, times `RECENCY ** age` (age 0: the last
-exchange); a mention of only some of a name's words counts for that share; older exchanges folded
-into the memory's summary count `SUMMARY`. Names get `NAME` on top, and the first name of the first
-exchange kept (what the conversation is about) `TOPIC` more, times `RECENCY ** age` of the last
-question that spoke of it (a subject the person has left fades); a phrase of the last question that
-holds a name gets that name's score and `TOPIC` (the conversation moved on to it). Ties go to the earliest mention
-(a conversation opens with its subject). The weights were chosen on the select half of the followups
-set (`launch.py eval followups --half select`).
+exchange); a mention of only some of a name's words counts for that share, and a name that is part of a
+longer one counts for the longer one ("Darin", "Bobby Darin"); older exchanges folded into the memory's
+summary count `SUMMARY`. Names get `NAME` on top. The subject (the first name of the opening question
+kept) gets `TOPIC`, times `RECENCY ** age` of the last question that spoke of it: a subject the person
+has left fades. The last question's focus moves the conversation on: a phrase of it that holds a name
+gets that name's score and `TOPIC`; what it acts on or asks about ranks above everything it names; the
+terms of the answer to a "which parameter …?" get `TOPIC`. Ties go to the earliest mention. The weights
+were chosen on the select half of the followups set (`launch.py eval followups --half select`: the
+highest resolution with left alone ≥ 0.95).
 """
 
 from __future__ import annotations

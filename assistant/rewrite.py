@@ -2,11 +2,16 @@
 
 Detection is a cheap heuristic (no model call): a follow-up leans on the previous exchange —
 "tell me more", "what about them?", "and the second one?", a pronoun with nothing to refer to in
-the question itself. A question that stands on its own (a new topic) is never rewritten.
+the question itself, or a short question without a subject ("did the band tour?", "what's the
+default?"). A question that names its own subject (a new topic) is never rewritten.
 
-Rewriting goes through the LLM chain when one is available (any callable `messages -> str | None`)
-and falls back to a heuristic that resolves the reference from the last exchange: its standalone
-query (the topic), named entities, and numbered or bulleted items in its answer ("the second one").
+Rewriting goes through the LLM chain when one is available (any callable `messages -> str | None`);
+its rewrite is used only when it keeps the question's content words and adds only words of the
+conversation (`consistent`). Otherwise a heuristic names what the question refers to: the
+conversation's salient noun phrase (`assistant.referent`) in place of a pronoun or after a question
+without a subject, the previous question with X in its place for "what about X" (`assistant.swap`),
+and numbered or bulleted items of the last answer for "the second one". It never pastes the previous
+question's predicate into a pronoun's place, so queries do not pile up across turns.
 """
 
 from __future__ import annotations
