@@ -71,6 +71,7 @@ class Candidate:
     text: str  # as first written ("Frank Zappa", "the CRAN mirror")
     score: float
     name: bool  # a capitalised name, not a phrase of common words
+    acted_on: bool = False  # what the last question acts on or asks about (`focus_of`)
 
 
 def _capitalised(tok: str) -> bool:
@@ -248,7 +249,8 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     # for "he" and "she")
     latest = len(exchanges) - 1
     last = exchanges[-1] if exchanges else None
-    acted_on = {_key(focus_of(last.user)), _key(copula_subject(last.user))} if last else set()
+    focus = _key(focus_of(last.user)) if last else frozenset()
+    acted_on = {focus, _key(copula_subject(last.user))} if last else set()
     asked = set(content_words(last.user)) if last else set()
     for key in scores:
         if not found[key][1] and found[key][2] == latest:
@@ -265,7 +267,7 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
             if _key(term) in scores:
                 scores[_key(term)] += TOPIC
     ranked = sorted(scores, key=lambda k: (scores[k], -found[k][2]), reverse=True)
-    return [Candidate(found[k][0], round(scores[k], 3), found[k][1]) for k in ranked]
+    return [Candidate(found[k][0], round(scores[k], 3), found[k][1], k == focus) for k in ranked]
 
 
 def _person(text: str) -> bool:
@@ -288,8 +290,8 @@ def people(exchanges: list[Exchange]) -> set[frozenset[str]]:
 def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = False, thing: bool = False,
              named: bool = False, skip: str = "") -> str:  # fmt: skip
     """The most salient noun phrase ('' when there is none); `person`: a name only (he, she);
-    `thing`: not a name the conversation took for a person (it, they); `named`: a name or a phrase
-    holding one, when there is any; `skip`: a text whose words the referent must not be made of only
+    `thing`: not a name the conversation took for a person (it, they); `named`: a name, or what the
+    last question acted on when it holds one, when there is any; `skip`: a text whose words the referent must not be made of only
     (the question itself)."""
     own = _key(skip)
     found = [c for c in salient(exchanges, summary) if not _key(c.text) <= own]
@@ -298,6 +300,7 @@ def referent(exchanges: list[Exchange], summary: str = "", *, person: bool = Fal
     elif thing:
         known = people(exchanges)
         found = [c for c in found if not any(_key(c.text) <= k for k in known)] or found
-    if named:
-        found = [c for c in found if c.name or any(w[:1].isupper() or _TERM.match(w) for w in c.text.split())] or found
+    if named:  # a name; or what the last question acted on, when it holds one ("the CRAN mirror")
+        found = [c for c in found if c.name or (c.acted_on and any(w[:1].isupper() or _TERM.match(w)
+                                                                   for w in c.text.split()))] or found  # fmt: skip
     return found[0].text if found else ""
