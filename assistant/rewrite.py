@@ -308,7 +308,12 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     thing = bool(first) and first.group(0).lower() in ("it", "its", "they", "them", "their", "theirs")
     ref = referent(kept, summary, thing=thing, skip=q)
     person = referent(kept, summary, person=True, skip=q) or ref
-    return _resolve_pronouns(q, ref, person) if ref else q
+    if not ref:
+        return q
+    out = _resolve_pronouns(q, ref, person)
+    # a phrase put in a pronoun's place ("automatic beams") keeps the name the conversation is about
+    name = referent(kept, summary, named=True) if not names_in(out, set()) else ""
+    return _with(out, name) if name and not set(content_words(name)) <= set(content_words(out)) else out
 
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
