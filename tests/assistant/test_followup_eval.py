@@ -88,3 +88,21 @@ def test_bad_input_is_refused_with_a_message(tmp_path, capsys):
     bad.write_text('{"dialog": "a", "turn": 1, "history": [], "question": "q", "rewrite": "q"}\n{"dialog": "a"}\n')
     assert launch.main(["eval", "followups", "--file", str(bad), "--config", cfg]) == 2
     assert "bad.jsonl:2" in capsys.readouterr().err
+
+
+def test_eval_followups_with_a_loopback_llm_checks_its_rewrites(tmp_path, capsys):
+    """`--llm URL`: the rewrites go through a real OpenAI-compatible server on 127.0.0.1; one that
+    brings words from nowhere is refused, so the queries are the heuristic's."""
+    from tests.llm_server import LLMServer, Reply
+
+    data = _write(tmp_path / "f.jsonl", [("curie", "Marie Curie", "Early life", CURIE)])
+    out = tmp_path / "out.json"
+    with LLMServer(default=Reply("What is the weather forecast for Paris tomorrow?")) as server:
+        args = ["eval", "followups", "--file", str(data), "--json", str(out), "--llm", server.openai_url,
+                "--config", _config(tmp_path)]  # fmt: skip
+        assert launch.main(args) == 0
+        asked = len(server.requests)
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert asked == 3 == report["methods"]["heuristic"] and report["methods"]["llm"] == 0
+    assert {r["question"]: r["query"] for r in report["rows"]}["Where was she born?"] == "Where was Marie Curie born?"
+    assert "LLM http://127.0.0.1" in capsys.readouterr().out
