@@ -293,8 +293,8 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
         return f"{q.rstrip('?.! ')} {topic}"
     if reason in ("what-about", "continuation"):
         rest = (_ABOUT.match(q) or _AND.match(q)).group("rest").rstrip("?.! ")  # type: ignore[union-attr]
-        if _PRONOUN.search(rest) or _DEICTIC.search(rest):
-            return _resolve_pronouns(rest, referent(kept, summary) or topic, referent(kept, summary, person=True))
+        if _PRONOUN.search(rest) or _DEICTIC.search(rest):  # "and turn them back on?"
+            return heuristic_rewrite(rest, last, "pronoun", kept, summary)
         if not rest:
             return f"{topic} more details"
         if _WH_START.match(rest):  # "and how do I delete one?": a question of its own
