@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from assistant.llm.words import STOP, content_words
 from assistant.memory import Exchange
@@ -89,17 +90,27 @@ def _sentences(text: str) -> list[str]:
 
 def mid_capitals(texts: list[str]) -> set[str]:
     """Words written capitalised somewhere other than at a sentence's start."""
+    return set().union(*(_mid_capitals(t) for t in texts))
+
+
+@lru_cache(maxsize=1024)
+def _mid_capitals(text: str) -> frozenset[str]:
     out: set[str] = set()
-    for text in texts:
-        for sent in _sentences(text):
-            toks = _TOKEN.findall(sent)
-            out.update(t.lower() for t in toks[1:] if _capitalised(t))
-    return out
+    for sent in _sentences(text):
+        toks = _TOKEN.findall(sent)
+        out.update(t.lower() for t in toks[1:] if _capitalised(t))
+    return frozenset(out)
 
 
 def names_in(text: str, known: set[str]) -> list[str]:
     """The names in `text` (see the module docstring); `known`: `mid_capitals` of the conversation."""
-    out: list[str] = []
+    return [name for name, alone in _spans(text) if not alone or _acronym(name) or name.lower() in known]
+
+
+@lru_cache(maxsize=1024)
+def _spans(text: str) -> tuple[tuple[str, bool], ...]:
+    """(name, a single capitalised word at a sentence's start) for each name-shaped run of `text`."""
+    out: list[tuple[str, bool]] = []
     for sent in _sentences(text):
         toks = _TOKEN.findall(sent)
         i = 0
@@ -122,13 +133,12 @@ def names_in(text: str, known: set[str]) -> list[str]:
                 span = span[1:]
             span = [re.sub(r"['’]s$", "", t) for t in span]
             if span and not (len(span) == 1 and span[0].lower() in _NOT_NAMES):
-                single_start = len(span) == 1 and toks[i].rstrip(".") == span[0] and i == 0
-                if not single_start or _acronym(span[0]) or span[0].lower() in known:
-                    name = " ".join(span)
-                    if name not in out:
-                        out.append(name)
+                name = " ".join(span)
+                alone = len(span) == 1 and toks[i].rstrip(".") == span[0] and i == 0
+                if all(n != name for n, _ in out):
+                    out.append((name, alone))
             i = end
-    return out
+    return tuple(out)
 
 
 def terms_in(text: str) -> list[str]:
@@ -200,16 +210,23 @@ def _cut(words: list[str], *, do: bool = False) -> str:
     return " ".join(words)
 
 
+@lru_cache(maxsize=4096)
 def _key(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
-def _mention(words: frozenset[str], bag: set[str]) -> float:
+def _mention(words: frozenset[str], bag: frozenset[str]) -> float:
     return len(words & bag) / len(words) if words else 0.0
 
 
 def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     """The conversation's candidate referents, most salient first."""
+    return list(_salient(tuple((ex.user, ex.query, ex.assistant) for ex in exchanges), summary))
+
+
+@lru_cache(maxsize=64)  # a rewrite asks several times about the same conversation
+def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Candidate, ...]:
+    exchanges = [Exchange(user=u, assistant=a, query=q) for u, q, a in said]
     texts = [t for ex in exchanges for t in (ex.user, ex.query, ex.assistant)] + [summary]
     known = mid_capitals(texts)
     found: dict[frozenset[str], tuple[str, bool, int]] = {}  # key → (text, name, first position)
@@ -222,8 +239,8 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
                 found[key] = (text, name, found[key][2] if key in found else n)
             elif key and not name and not found[key][1]:
                 found[key] = (text, name, n)  # a phrase asked again is as recent as its last asking
-    bags = [(set(content_words(f"{ex.user} {ex.query}")), set(content_words(ex.assistant))) for ex in exchanges]
-    folded = set(content_words(summary))
+    bags = [(_key(f"{ex.user} {ex.query}"), _key(ex.assistant)) for ex in exchanges]
+    folded = _key(summary)
     opening = exchanges[0].user.lower() if exchanges else ""
     placed = [(opening.find(text.lower()), k) for k, (text, name, first) in found.items() if name and first == 0]
     subject = min(((at, k) for at, k in placed if at >= 0), default=(0, None), key=lambda p: p[0])[1]
@@ -251,7 +268,7 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
     last = exchanges[-1] if exchanges else None
     focus = _key(focus_of(last.user)) if last else frozenset()
     acted_on = {focus, _key(copula_subject(last.user))} if last else set()
-    asked = set(content_words(last.user)) if last else set()
+    asked = _key(last.user) if last else frozenset()
     for key in scores:
         if not found[key][1] and found[key][2] == latest:
             held = [k for k in scores if k < key and found[k][1]]
@@ -267,7 +284,7 @@ def salient(exchanges: list[Exchange], summary: str = "") -> list[Candidate]:
             if _key(term) in scores:
                 scores[_key(term)] += TOPIC
     ranked = sorted(scores, key=lambda k: (scores[k], -found[k][2]), reverse=True)
-    return [Candidate(found[k][0], round(scores[k], 3), found[k][1], k == focus) for k in ranked]
+    return tuple(Candidate(found[k][0], round(scores[k], 3), found[k][1], k == focus) for k in ranked)
 
 
 def _person(text: str) -> bool:

@@ -166,7 +166,7 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     if m and len(q.split()) <= 6:
         return "continuation"
     kept = exchanges or [last]
-    if not own and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept):
+    if not names_in(q, set()) and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept):
         return "ellipsis"
     return ""
 

@@ -75,6 +75,7 @@ STANDALONE = [
      "How often should I check the brake pads?"),
     ([("Tell me about Julian Assange, Personal life.", "")], "Did Assange get married?"),
     ([("Tell me about Bill Monroe, Career.", "")], "What was folk revival?"),
+    ([("How do I set the CRAN mirror?", "Use chooseCRANmirror() [2].")], "What is the capital of France?"),
 ]  # fmt: skip
 
 
