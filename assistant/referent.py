@@ -17,13 +17,14 @@ Each candidate scores, per exchange, `QUESTION` when the person's side (the ques
 Hark made of it) mentions it and `ANSWER` when the answer does, times `RECENCY ** age` (age 0: the last
 exchange); a mention of only some of a name's words counts for that share, and a name that is part of a
 longer one counts for the longer one ("Darin", "Bobby Darin"); older exchanges folded into the memory's
-summary count `SUMMARY`. Names get `NAME` on top. The subject (the first name of the opening question
-kept) gets `TOPIC`, times `RECENCY ** age` of the last question that spoke of it: a subject the person
-has left fades. The last question's focus moves the conversation on: a phrase of it that holds a name
-gets that name's score and `TOPIC`; what it acts on or asks about ranks above everything it names; the
-terms of the answer to a "which parameter …?" get `TOPIC`. Ties go to the earliest mention. The weights
-were chosen on the select half of the followups set (`launch.py eval followups --half select`: the
-highest resolution with left alone ≥ 0.95).
+summary count `SUMMARY` (and its names are candidates too). Names get `NAME` on top. The subject (the
+first name of the opening question, or of the summary once the memory folded it) gets `TOPIC`, times
+`RECENCY ** age` of the last question that spoke of it: a subject the person has left fades. The last
+question's focus moves the conversation on: a phrase of it that holds a name gets that name's score and
+`TOPIC`; what it acts on or asks about ranks above everything it names; the terms of the answer to a
+"which parameter …?" get `TOPIC`. Ties go to the earliest mention. The weights were chosen on the select
+half of the followups set (`launch.py eval followups --half select`: the highest resolution with left
+alone ≥ 0.95).
 """
 
 from __future__ import annotations
@@ -230,6 +231,8 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
     texts = [t for ex in exchanges for t in (ex.user, ex.query, ex.assistant)] + [summary]
     known = mid_capitals(texts)
     found: dict[frozenset[str], tuple[str, bool, int]] = {}  # key → (text, name, first position)
+    for name in names_in(summary, known):  # what the memory folded away: the oldest mentions
+        found.setdefault(_key(name), (name, True, -1))
     for n, ex in enumerate(exchanges):
         asked = ex.user if ex.query == ex.user else f"{ex.user}. {ex.query}"
         named = names_in(asked, known) + names_in(ex.assistant, known) + terms_in(asked) + terms_in(ex.assistant)
@@ -241,8 +244,9 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
                 found[key] = (text, name, n)  # a phrase asked again is as recent as its last asking
     bags = [(_key(f"{ex.user} {ex.query}"), _key(ex.assistant)) for ex in exchanges]
     folded = _key(summary)
-    opening = exchanges[0].user.lower() if exchanges else ""
-    placed = [(opening.find(text.lower()), k) for k, (text, name, first) in found.items() if name and first == 0]
+    # the subject: the first name of the conversation's opening (the summary's start once folded)
+    opening, start = (summary.lower(), -1) if summary.strip() else (exchanges[0].user.lower() if exchanges else "", 0)
+    placed = [(opening.find(text.lower()), k) for k, (text, name, first) in found.items() if name and first == start]
     subject = min(((at, k) for at, k in placed if at >= 0), default=(0, None), key=lambda p: p[0])[1]
     scores: dict[frozenset[str], float] = {}
     for key, (_, name, _first) in found.items():

@@ -175,3 +175,15 @@ def test_who_maintains_it_searches_for_crans_maintainers(tmp_path, r_library):
     assert "CRAN team" in done.answer.text and not done.answer.not_known
     ended = list(a.respond(s, "How do I end an R session?"))[-1]
     assert ended.trace["query"] == "How do I end an R session?" and "q()" in ended.answer.text
+
+
+def test_the_subject_survives_the_memory_folding_it_away(tmp_path):
+    """With a window of one exchange the opening is only in the summary: a later "he" still finds it."""
+    cfg = make_config(tmp_path, memory__window_exchanges=1)
+    session = Session.from_config(cfg)
+    session.remember(Exchange(user="Tell me about Walter Scott, Early life.", assistant="", query="Tell me about Walter Scott, Early life."))
+    session.remember(Exchange(user="Which school did the boy attend?", assistant="The Royal High School in Edinburgh.",
+                              query="Which school did the boy attend?"))  # fmt: skip
+    assert "Walter Scott" in session.memory.summary and len(session.memory.exchanges) == 1
+    q = rewrite_question("what did he study at university?", session.memory, FollowUpRewriter())
+    assert q.query == "what did Walter Scott study at university?"
