@@ -23,8 +23,8 @@ first name of the opening question, or of the summary once the memory folded it)
 question's focus moves the conversation on: a phrase of it that holds a name gets that name's score and
 `TOPIC`; what it acts on or asks about ranks above everything it names; the terms of the answer to a
 "which parameter …?" get `TOPIC`. Ties go to the earliest mention. The weights were chosen on the select
-half of the followups set (`launch.py eval followups --half select`: the highest resolution with left
-alone ≥ 0.95).
+half of the followups set (`launch.py eval followups --half select`: the highest resolution + precision
+with left alone ≥ 0.95).
 """
 
 from __future__ import annotations
