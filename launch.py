@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--limit", type=int, default=None, help="at most this many questions")
     a.add_argument("--llm", default=None, help="an OpenAI-compatible server's URL, tried before the offline answer")
     a.add_argument("--json", dest="json_out", default=None, help="write the summary and the rows here")
+    f = ev.add_parser("followups", parents=[common], help="follow-up rewriting against people's rewrites")
+    f.add_argument("--file", required=True, help="a followups JSONL file (question, history, rewrite)")
+    f.add_argument("--half", choices=["all", "select", "report"], default="all",
+                   help="dialogs by a hash of their id: select (defaults are chosen there), report, or all")
+    f.add_argument("--json", dest="json_out", default=None, metavar="OUT")
+    f.add_argument("--llm", default=None, metavar="URL", help="rewrite through this OpenAI-compatible server")
     i = ev.add_parser("intents", parents=[common], help="intent classifier on a text,label CSV")
     i.add_argument("--file", required=True)
     i.add_argument("--json", dest="json_out", default=None, metavar="OUT")
@@ -148,6 +154,10 @@ def _run(args: argparse.Namespace) -> int:
             cfg, Path(args.library), Path(args.questions), args.json_out, which=args.half, limit=args.limit,
             llm=args.llm, work_dir=Path(work) / "answers" if work else None,
         )
+    if cmd == "eval" and args.what == "followups":
+        from assistant.followup_eval import eval_followups_command
+
+        return eval_followups_command(cfg, Path(args.file), args.json_out, half=args.half, llm=args.llm)
     if cmd == "eval" and args.what == "intents":
         from ui.cli_eval import eval_intents_command
 

@@ -2,11 +2,16 @@
 
 Detection is a cheap heuristic (no model call): a follow-up leans on the previous exchange —
 "tell me more", "what about them?", "and the second one?", a pronoun with nothing to refer to in
-the question itself. A question that stands on its own (a new topic) is never rewritten.
+the question itself, or a short question without a subject ("did the band tour?", "what's the
+default?"). A question that names its own subject (a new topic) is never rewritten.
 
-Rewriting goes through the LLM chain when one is available (any callable `messages -> str | None`)
-and falls back to a heuristic that resolves the reference from the last exchange: its standalone
-query (the topic), named entities, and numbered or bulleted items in its answer ("the second one").
+Rewriting goes through the LLM chain when one is available (any callable `messages -> str | None`);
+its rewrite is used only when it keeps the question's content words and adds only words of the
+conversation (`consistent`). Otherwise a heuristic names what the question refers to: the
+conversation's salient noun phrase (`assistant.referent`) in place of a pronoun or after a question
+without a subject, the previous question with X in its place for "what about X" (`assistant.swap`),
+and numbered or bulleted items of the last answer for "the second one". It never pastes the previous
+question's predicate into a pronoun's place, so queries do not pile up across turns.
 """
 
 from __future__ import annotations
@@ -17,7 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assistant.llm.base import Message
+from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
+from assistant.referent import mid_capitals, names_in, referent
+from assistant.swap import swap
+from assistant.word_match import covered
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +40,14 @@ _MORE = re.compile(
     r"why( is that| so)?|how so|what else|anything else|details|more please|really)\b[\s?.!]*(please)?[\s?.!]*$",
     re.I,
 )
+# "anything else?", "any other interesting aspects?": more of the same subject, in a question's words
+_ELSE = re.compile(r"\b(anything|something|what)\s+else\b|\bany\s+other\s+(interesting|notable|important)\b", re.I)
+_WH_START = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|"
+                       r"can|could|has|have|had)\b", re.I)  # fmt: skip
+_DEFINITE = re.compile(r"\b(the|this|that|these|those)\s+([\w'’-]+(\s+[\w'’-]+)?)", re.I)
+_TERM = re.compile(r"^\s*(what|who|when|where)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
+                   r"(\s+[\w'’-]+)?[\s?.!]*$", re.I)  # fmt: skip
+ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
 _ORDINALS = {
@@ -58,25 +75,7 @@ _WH = re.compile(
 )
 _LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$", re.M)
 _INLINE_ITEM = re.compile(r"(?:^|\s)\(?(\d{1,2})[.)]\s+(.+?)(?=\s+\(?\d{1,2}[.)]\s+|$)")
-_CAPS = re.compile(r"\b([A-Z][\w'’-]+(?:\s+(?:of|de|la|the|and|von|van)?\s*[A-Z][\w'’-]+)*)")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
-_STOP_START = {
-    "What",
-    "Which",
-    "Who",
-    "Where",
-    "When",
-    "Why",
-    "How",
-    "Tell",
-    "Is",
-    "Are",
-    "Do",
-    "Does",
-    "The",
-    "I",
-    "A",
-}
 
 SYSTEM_PROMPT = (
     "You rewrite a follow-up question into one standalone search query, using the conversation to "
@@ -116,7 +115,7 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
     if rewriter is None:
         return Question(text, text, text)
     try:
-        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600))
+        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600), memory.exchanges, memory.summary)
     except Exception as exc:  # noqa: BLE001 - keep the question as it is
         log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
         rw = Rewrite(text, text, "none")
@@ -134,21 +133,6 @@ def topic_of(question: str) -> str:
     return stripped or q
 
 
-def entities_of(text: str) -> list[str]:
-    out: list[str] = []
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
-        for m in _CAPS.finditer(sentence):
-            name = m.group(1).strip()
-            words = name.split()
-            if m.start() == 0 and len(words) == 1 and words[0] in _STOP_START:
-                continue
-            if words[0] in _STOP_START:
-                name = " ".join(words[1:])
-            if name and name not in out:
-                out.append(name)
-    return out
-
-
 def list_items(answer: str) -> list[str]:
     items = [m.group("item").strip() for m in _LIST_ITEM.finditer(answer or "")]
     if len(items) < 2:
@@ -158,52 +142,104 @@ def list_items(answer: str) -> list[str]:
     return [_CITATION.sub("", it).strip().rstrip(".;,") for it in items]
 
 
-def detect(question: str, last: Exchange | None) -> str:
-    """Why `question` is a follow-up of `last` ('' when it stands on its own)."""
+def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | None = None) -> str:
+    """Why `question` is a follow-up of `last` ('' when it stands on its own); `exchanges`: the
+    conversation kept (default: `last` alone), where a definite phrase or a part of a name is looked up."""
     if last is None:
         return ""
     q = " ".join(question.split())
     if not q:
         return ""
-    if _MORE.match(q):
+    if _MORE.match(q) or _ELSE.search(q):
         return "more"
-    if _ORDINAL.search(q) or _NUMBER.search(q):
+    if (_ORDINAL.search(q) or _NUMBER.search(q)) and _pick_item(q, last):
         return "ordinal"
     m = _ABOUT.match(q)
     if m and len(m.group("rest").split()) <= 4:
         return "what-about"
-    if _PRONOUN.search(q) and not _EXPLETIVE.match(q) and not _has_own_subject(q):
+    own = _has_own_subject(q)
+    if _PRONOUN.search(q) and not _EXPLETIVE.match(q) and not own:
         return "pronoun"
     if _DEICTIC.search(q):
         return "deictic"
     m = _AND.match(q)
     if m and len(q.split()) <= 6:
         return "continuation"
+    kept = exchanges or [last]
+    if not names_in(q, set()) and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept):
+        return "ellipsis"
     return ""
 
 
+def leans_on(question: str, last: Exchange | None) -> bool:
+    """Whether `question` says outright that it follows `last` (a pronoun, "what about", "tell me
+    more" …): then it takes the path of the question it follows. A short question without a subject
+    ("what was my first question?") may be a follow-up for the search, but it keeps its own path."""
+    return detect(question, last) not in ("", *_WEAK)
+
+
+def _elliptical(q: str) -> bool:
+    """A short question without a subject of its own ("Did the band tour?", "what's the default?");
+    not "what is X?" asked of a bare term (a definition stands on its own)."""
+    if _TERM.match(q):
+        return False
+    return bool(_WH_START.match(q)) and len(content_words(q)) <= ELLIPSIS_WORDS
+
+
+def _definite(q: str, exchanges: list[Exchange]) -> bool:
+    """The question speaks of "the X" / "this X" and the conversation has spoken of X."""
+    words = {w for m in _DEFINITE.finditer(q) for w in content_words(m.group(2))}
+    said = " ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)
+    return bool(words & set(content_words(said)))
+
+
+def _names_one(q: str, exchanges: list[Exchange]) -> bool:
+    """The question holds a word of one of the conversation's names ("Why are the amplifiers
+    important?" in a conversation about Carlos Santana's Amplifiers): it names its subject."""
+    said = [t for e in exchanges for t in (e.user, e.query, e.assistant)]
+    named = {w for t in said for name in names_in(t, mid_capitals(said)) for w in content_words(name)}
+    return bool(set(content_words(q)) & named)
+
+
 def _has_own_subject(q: str) -> bool:
-    """A pronoun in a question that names its own subject ('Marie Curie and her prizes') is not a reference."""
-    caps = [e for e in entities_of(q) if e not in _STOP_START]
-    return bool(caps)
+    """A question names its own subject when a name comes before its first pronoun ("Marie Curie and
+    her prizes": her is Marie Curie; "When did she go to SNL?": she is someone else)."""
+    m = _PRONOUN.search(q)
+    toks = q.split()
+    # the subject's place: the first word, or the next one ("Did Terry Bradshaw …"), or the one after
+    # an auxiliary ("What did Julia …"); "how do I get SVG from it?" names an object, not a subject
+    at = [0, 1] + ([2] if len(toks) > 2 and toks[1].lower() in _AUX else [])
+    before = q[: m.start()] if m else q
+    return any(" ".join(toks[i:]).startswith(n) for n in names_in(before, set()) for i in at if i < len(toks))
 
 
 class FollowUpRewriter:
-    """Rewrites follow-ups. `complete` (the LLM chain) is optional; `available` says whether to try it."""
+    """Rewrites follow-ups. `complete` (the LLM chain) is optional; `available` says whether to try it.
+    An LLM rewrite is used only when it keeps the question's own words and adds only words of the
+    conversation (`consistent`); otherwise the heuristic's is."""
 
-    def __init__(self, complete: Complete | None = None, available: Callable[[], bool] | None = None) -> None:
+    def __init__(self, complete: Complete | None = None, available: Callable[[], bool] | None = None,
+                 *, check: bool = True) -> None:  # fmt: skip
         self._complete = complete
         self._available = available or (lambda: complete is not None)
+        self.check = check  # off only to measure what the check prevents (bench.followups_llm)
 
-    def rewrite(self, question: str, last: Exchange | None, history: str = "") -> Rewrite:
-        reason = detect(question, last)
+    def rewrite(self, question: str, last: Exchange | None, history: str = "",
+                exchanges: list[Exchange] | None = None, summary: str = "") -> Rewrite:  # fmt: skip
+        """`exchanges`: the conversation kept verbatim, oldest first (default: `last` alone);
+        `summary`: what the memory folded away."""
+        kept = list(exchanges) if exchanges else ([last] if last else [])
+        reason = detect(question, last, kept)
         if not reason or last is None:
             return Rewrite(question, question, "none")
         if self._complete is not None and self._available():
             query = self._llm(question, last, history)
-            if query:
+            context = " ".join([history, summary] + [f"{e.user} {e.query} {e.assistant}" for e in kept])
+            if query and (not self.check or consistent(question, query, context)):
                 return Rewrite(question, query, "llm", reason)
-        return Rewrite(question, heuristic_rewrite(question, last, reason), "heuristic", reason)
+            if query:
+                log.info("LLM follow-up rewrite not used: it drops the question's words or adds new ones")
+        return Rewrite(question, heuristic_rewrite(question, last, reason, kept, summary), "heuristic", reason)
 
     def _llm(self, question: str, last: Exchange, history: str) -> str | None:
         context = history.strip() or f"User: {last.user}\nAssistant: {last.assistant}"
@@ -225,56 +261,98 @@ class FollowUpRewriter:
         return line
 
 
-def heuristic_rewrite(question: str, last: Exchange, reason: str) -> str:
+def consistent(question: str, rewrite: str, conversation: str) -> bool:
+    """Whether a rewrite keeps every content word of the question (but the words that only point
+    back: "the second one", "tell me more") and adds only words the conversation holds (up to a typo
+    or an inflection, `word_match.in_bag`)."""
+    own, new = set(content_words(question)) - _REFERRING, set(content_words(rewrite))
+    if not new or covered(own, new) != own:
+        return False
+    added = new - own
+    return covered(added, set(content_words(conversation)) | own) == added
+
+
+def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: list[Exchange] | None = None,
+                      summary: str = "") -> str:  # fmt: skip
+    """The question with what it refers to named: a pronoun replaced by the conversation's salient
+    noun phrase (`assistant.referent`), a short question without a subject given it, "what about X"
+    put in the previous question's place. The previous question's predicate is never pasted in."""
     q = " ".join(question.split()).strip()
-    topic = topic_of(last.query or last.user)
+    kept = exchanges or [last]
+    previous = _MORE_DETAILS.sub("", last.query or last.user).strip()
+    topic = topic_of(previous)
     if reason == "more":
-        return f"{topic} more details"
+        if _MORE.match(q):
+            return f"{topic} more details"
+        ref = referent(kept, summary, skip=q)
+        return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
     if reason == "ordinal":
         item = _pick_item(q, last)
         if item:
             return f"{item} {topic}" if _overlap(item, topic) < 0.5 else item
         return f"{q.rstrip('?.! ')} {topic}"
-    if reason == "what-about":
-        rest = _ABOUT.match(q).group("rest").rstrip("?.! ")  # type: ignore[union-attr]
-        if _PRONOUN.search(rest) or _DEICTIC.search(rest):
-            return _resolve_pronouns(rest, topic, topic)
+    if reason in ("what-about", "continuation"):
+        rest = (_ABOUT.match(q) or _AND.match(q)).group("rest").rstrip("?.! ")  # type: ignore[union-attr]
+        if _PRONOUN.search(rest) or _DEICTIC.search(rest):  # "and turn them back on?"
+            return heuristic_rewrite(rest, last, "pronoun", kept, summary)
         if not rest:
             return f"{topic} more details"
-        # "What is the fine for pets?" + "what about smoking?" → "the fine for smoking"-style query
-        return f"{rest} {topic}"
-    if reason in ("pronoun", "deictic"):
-        people = [e for e in entities_of(last.user + ". " + last.assistant) if len(e) > 2]
-        return _resolve_pronouns(q, topic, people[0] if people else topic)
-    # continuation: "and for tenants?" → question + topic
-    return f"{q.rstrip('?.! ')} {topic}"
+        if _WH_START.match(rest):  # "and how do I delete one?": a question of its own
+            again = detect(rest, last, kept) or "ellipsis"
+            return heuristic_rewrite(rest, last, again, kept, summary) if again != reason else rest
+        return swap(previous, rest)
+    if reason == "ellipsis":  # unless the question already names what the conversation is about
+        top = referent(kept, summary, named=True)
+        return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q
+    first = _PRONOUN.search(q)
+    thing = bool(first) and first.group(0).lower() in ("it", "its", "they", "them", "their", "theirs")
+    ref = referent(kept, summary, thing=thing, skip=q)
+    person = referent(kept, summary, person=True, skip=q) or ref
+    if not ref:
+        return q
+    out = _resolve_pronouns(q, ref, person)
+    # a phrase put in a pronoun's place ("automatic beams") keeps the name the conversation is about
+    name = referent(kept, summary, named=True) if not names_in(out, set()) else ""
+    return _with(out, name) if name and not set(content_words(name)) <= set(content_words(out)) else out
 
 
-def _resolve_pronouns(q: str, topic: str, person: str) -> str:
+_OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
+_AUX = frozenset("is are was were do does did can could will would should has have had may might must".split())
+_WEAK = ("ellipsis",)  # follow-ups found by what they lack, not by a word that points back
+_REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
+                                     "else details elaborate continue expand"))
+_MORE_DETAILS = re.compile(r"\s+more details$", re.I)
+def _with(q: str, ref: str) -> str:
+    """`q` naming `ref` at its end: "Did the band tour?" → "Did the band tour (INXS)?"."""
+    q = q.rstrip()
+    end = q[-1] if q and q[-1] in "?.!" else "?"
+    return f"{q.rstrip('?.! ')} ({ref}){end}"
+
+
+def _resolve_pronouns(q: str, thing: str, person: str) -> str:
+    """`q` with its first pronoun replaced by what it refers to (he/she: `person`, else `thing`);
+    a later possessive of the same referent is dropped ("his … his" → "X's … the")."""
     done = False
 
     def sub(m: re.Match[str]) -> str:
         nonlocal done
         word = m.group(0).lower()
         if done:
-            return "" if word in ("its", "their", "his", "her") else m.group(0)
+            return m.group(0)
         done = True
-        if word in ("he", "him", "she", "hers"):
-            return person
-        if word in ("his", "her"):
-            return f"{person}'s"
-        if word in ("its", "their", "theirs"):
-            return f"{topic}'s" if len(topic.split()) <= 4 else "the"
-        return topic
+        ref = person if word in ("he", "him", "she", "his", "her", "hers") else thing
+        if word == "her" and _OBJECT_HER.match(q, m.end()):
+            return ref  # "who blacklisted her?": her is not a possessive
+        if word in ("his", "her", "its", "their", "theirs"):
+            return (f"{ref}'" if ref.endswith("s") else f"{ref}'s") if len(ref.split()) <= 5 else ref
+        return ref
 
     out = _PRONOUN.sub(sub, q)
     if not done:  # deictic "that/this"
-        out = re.sub(r"\b(that|this)(\s+one)?\b(?=[\s?.!]*$)", topic, q, count=1, flags=re.I)
+        out = re.sub(r"\b(that|this)(\s+one)?\b(?=[\s?.!]*$)", thing, q, count=1, flags=re.I)
         out = re.sub(
-            r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {topic}", out, count=1, flags=re.I
+            r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {thing}", out, count=1, flags=re.I
         )
-    elif topic not in out:
-        out = f"{out.rstrip('?.! ')} {topic}"
     return " ".join(out.split())
 
 

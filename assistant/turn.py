@@ -40,7 +40,7 @@ from assistant.evidence import Evidence, search_web
 from assistant.hear import DIDNT_CATCH, NotHeard, hear
 from assistant.meta import greeting_reply, meta_reply
 from assistant.prefetch import DocumentSearch
-from assistant.rewrite import FollowUpRewriter, Question, detect, rewrite_question
+from assistant.rewrite import FollowUpRewriter, Question, leans_on, rewrite_question
 from assistant.routing import Route, route, unsure_web
 from assistant.session import Session
 from assistant.state import TurnState, ms_since
@@ -175,7 +175,7 @@ class Turn:
 
     def _route(self, text: str) -> Route:
         last = self.session.memory.last
-        inherit = last is not None and self.cfg.routing.follow_ups_inherit and detect(text, last)
+        inherit = last is not None and self.cfg.routing.follow_ups_inherit and leans_on(text, last)
         return route(
             text,
             always_web=self.session.always_web_search,

@@ -8,7 +8,7 @@ import pytest
 from assistant.components import Components
 from assistant.config import ProviderSettings
 from assistant.memory import Exchange
-from assistant.rewrite import FollowUpRewriter, detect, list_items, topic_of
+from assistant.rewrite import FollowUpRewriter, consistent, detect, list_items, topic_of
 from tests.assistant.turn_fixtures import make_config
 from tests.llm_server import Fail, LLMServer, Reply
 
@@ -29,7 +29,7 @@ DIALOGUE = [
     (PENALTIES, "and the second one?", ["interest", "8%"]),
     (PENALTIES, "what about the last one", ["termination", "60 days"]),
     (PENALTIES, "Why?", ["penalties"]),
-    (PENALTIES, "what about smoking?", ["smoking", "late payment"]),
+    (PENALTIES, "what about smoking?", ["what are the penalties for smoking"]),  # the question, for smoking
     (CURIE, "When did she die?", ["marie curie", "die"]),
     (CURIE, "what did he discover", ["marie curie", "discover"]),
 ]
@@ -86,10 +86,10 @@ def chain_parts(tmp_path, monkeypatch):
 
 def test_llm_rewrite_through_the_real_chain(chain_parts):
     server, parts = chain_parts
-    server.script("gpt-test", Reply("  interest rate charged on late rent payments\n"))
+    server.script("gpt-test", Reply("  interest at 8% per year on late payment\n"))
     rewriter = FollowUpRewriter(parts.complete, parts.llm_available)
     rw = rewriter.rewrite("and the second one?", PENALTIES, "User: What are the penalties...\nAssistant: ...")
-    assert rw.method == "llm" and rw.query == "interest rate charged on late rent payments"
+    assert rw.method == "llm" and rw.query == "interest at 8% per year on late payment"
     body = server.requests[0].body
     prompt = " ".join(m["content"] for m in body["messages"])
     assert "and the second one?" in prompt and "standalone" in prompt.lower()
@@ -100,3 +100,32 @@ def test_llm_failure_falls_back_to_the_heuristic(chain_parts):
     server.script("gpt-test", Fail(500), Fail(500))
     rw = FollowUpRewriter(parts.complete, parts.llm_available).rewrite("and the second one?", PENALTIES)
     assert rw.method == "heuristic" and "interest" in rw.query.lower()
+
+
+CRAN = Exchange(user="What does CRAN stand for?", query="What does CRAN stand for?",
+                assistant="CRAN stands for the Comprehensive R Archive Network [1].")  # fmt: skip
+CONVERSATION = "User: What does CRAN stand for?\nAssistant: CRAN stands for the Comprehensive R Archive Network [1]."
+
+
+def test_an_llm_rewrite_is_used_only_when_it_keeps_to_the_conversation(chain_parts):
+    server, parts = chain_parts
+    server.script(
+        "gpt-test",
+        Reply("Who maintains the Comprehensive R Archive Network (CRAN)?"),  # the conversation's words: used
+        Reply("What is the weather forecast for Paris tomorrow?"),  # words from nowhere: not used
+        Reply("CRAN"),  # drops the question's own word "maintains": not used
+    )
+    rewriter = FollowUpRewriter(parts.complete, parts.llm_available)
+    first, foreign, dropped = (rewriter.rewrite("Who maintains it?", CRAN, CONVERSATION) for _ in range(3))
+    assert first.method == "llm" and first.query == "Who maintains the Comprehensive R Archive Network (CRAN)?"
+    for rw in (foreign, dropped):  # the heuristic's rewrite instead
+        assert rw.method == "heuristic" and rw.query == "Who maintains CRAN?"
+    assert len(server.requests) == 3
+
+
+def test_consistent():
+    assert consistent("who maintains it?", "Who maintains CRAN?", CONVERSATION)
+    assert consistent("who maintanes it?", "Who maintains CRAN?", CONVERSATION)  # a typo of the question's word
+    assert not consistent("who maintains it?", "Who funds CRAN?", CONVERSATION)  # "maintains" dropped
+    assert not consistent("who maintains it?", "Who maintains CRAN mirrors in Austria?", CONVERSATION)
+    assert not consistent("who maintains it?", "", CONVERSATION)

@@ -1,0 +1,75 @@
+""""What about X?" / "and for X?": the previous question asked again with X in the place of what it
+was said of ("How do I install R on Linux?" + "and for Windows?" → "How do I install R for Windows?").
+
+X takes, in this order: the place of the previous question's words it starts like ("the maximum number
+of pages" for "the maximum number of students per test"); of the phrase with the same preposition
+("for simple ones" for "for multiple questions"); of its last determiner phrase when X starts with a
+determiner ("the TeX colors" for "the standard X11 colors"); of the object of its last prepositional
+phrase that names nothing ("smoking" for "late payment"), else of its last name when X is a name
+("Windows" for "Linux"). Otherwise X is added at the end. What a rewrite added in parentheses
+("… (INXS)?") is dropped from the previous question first.
+"""
+
+from __future__ import annotations
+
+import re
+
+PREPOSITIONS = frozenset(
+    "for on in with under from to of at about into by through via per over during after before without "
+    "inside between against across like than".split()
+)
+_DETERMINERS = frozenset("the a an this that these those my your our its their".split())
+_ADDED = re.compile(r"\s*\([^)]*\)")
+
+
+def _named(words: list[str]) -> bool:
+    return any(w[:1].isupper() and w != "I" for w in words)
+
+
+def _spans(words: list[str], starts: frozenset[str]) -> list[tuple[int, int]]:
+    """(start, end) of the runs that open with a word of `starts` and reach the next preposition."""
+    out = []
+    for i, w in enumerate(words):
+        if w.lower() in starts:
+            end = next((j for j in range(i + 1, len(words)) if words[j].lower() in PREPOSITIONS), len(words))
+            if end > i + 1:
+                out.append((i, end))
+    return out
+
+
+def swap(previous: str, rest: str) -> str:
+    prev = _ADDED.sub("", previous).strip().rstrip("?.! ").split()
+    new = rest.strip().rstrip("?.! ").split()
+    if not prev or not new:
+        return f"{' '.join(prev)} {' '.join(new)}?".strip()
+    lower = [w.lower() for w in prev]
+    for k in range(len(new), 1, -1):  # the words it starts like
+        head = [w.lower() for w in new[:k]]
+        at = next((i for i in range(len(prev) - k + 1) if lower[i : i + k] == head), None)
+        if at is not None:
+            end = next((s for s, e in _spans(prev, PREPOSITIONS) if s >= at + k and _named(prev[s:e])), len(prev))
+            return _join(prev[:at], new, prev[end:])
+    phrases = _spans(prev, PREPOSITIONS)
+    if new[0].lower() in PREPOSITIONS:
+        same = [p for p in phrases if lower[p[0]] == new[0].lower()]
+        plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
+        pick = (same or plain or phrases or [(len(prev), len(prev))])[-1]
+        return _join(prev[: pick[0]], new, prev[pick[1] :])
+    if new[0].lower() in _DETERMINERS:
+        dets = _spans(prev, _DETERMINERS)
+        if dets:
+            s, e = dets[-1]
+            return _join(prev[:s], new, prev[e:])
+    plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
+    if plain:
+        s, e = plain[-1]
+        return _join(prev[: s + 1], new, prev[e:])
+    if _named(new):
+        names = [i for i, w in enumerate(prev) if i and w[:1].isupper() and w != "I"]
+        if names:
+            return _join(prev[: names[-1]], new, prev[names[-1] + 1 :])
+    return _join(prev, new, [])
+
+
+def _join(*parts: list[str]) -> str:
+    return " ".join(w for part in parts for w in part) + "?"
