@@ -206,10 +206,10 @@ def build_assistant(cfg: Any, folder: Path, work: Path, llm: str | None = None) 
     new = cfg.model_copy(update={"store": store, "ingest": ingest, "trace": trace, "llm": llm_cfg})
     new._base_dir = cfg.base_dir
     assistant = Assistant(new)
+    t0 = time.perf_counter()
     report = assistant.ingest([folder])
-    summary = getattr(report, "summary", None)
-    if callable(summary):
-        print(f"library {folder}: {summary()}", flush=True)
+    totals = ", ".join(f"{n} {status}" for status, n in report.totals.items() if n)
+    print(f"library {folder}: {totals} ({report.total_chunks} chunks, {time.perf_counter() - t0:.1f} s)", flush=True)
     return assistant
 
 
