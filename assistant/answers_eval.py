@@ -54,6 +54,7 @@ class AnswerRow:
     query: str = ""
     seconds: float = 0.0
     features: dict[str, Any] = field(default_factory=dict)
+    decision: str = ""  # why the decision said what it said ("model", "unknown_term", …)
 
 
 def norm(text: str) -> str:
@@ -100,6 +101,7 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
     row.intent = str((trace.get("intent") or {}).get("label", ""))
     row.query = str(trace.get("query", "") or "")
     row.features = dict((trace.get("answerability") or {}).get("features", {}) or {})
+    row.decision = str((trace.get("answerability") or {}).get("reason", ""))
     row.cited = [{"file": Path(h.source_path).name, "pages": list(h.pages), "section": h.section} for h in a.cited]
     refused = a.not_known or a.provider in ("none", "speech")
     if q["kind"] == "answerable":
