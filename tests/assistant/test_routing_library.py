@@ -124,3 +124,20 @@ def test_a_greeting_formula_is_greeted_without_a_search(tmp_path, r_library):
     events = list(a.respond(a.new_session(), "hello there!"))
     assert (_intent(events).label, events[-1].answer.provider) == ("greeting", "greeting")
     assert "candidates" not in events[-1].trace
+
+
+@pytest.mark.parametrize("question", ["wht currency does brazil use?", "who paintd the night watch#"])
+def test_a_noisy_world_question_goes_to_the_web_when_it_is_on_else_not_known(tmp_path, r_library, monkeypatch,
+                                                                             question):  # fmt: skip
+    from tests.serp_server import SerpServer
+
+    uri, store, emb = r_library
+    a = _assistant(tmp_path, r_library, shared_classifier())
+    events = list(a.respond(a.new_session(), question))  # no web search key: the library does not know
+    assert events[-1].answer.not_known and _intent(events).label == "web_search"
+    monkeypatch.setenv("SERPAPI_API_KEY", "serp-test-WORLD")
+    with SerpServer() as serp:
+        cfg = make_config(tmp_path, None, store__uri=uri, websearch__base_url=serp.url)
+        a = Assistant(cfg, embedder=emb, store=store, classifier=shared_classifier())
+        events = list(a.respond(a.new_session(), question))
+        assert next(e for e in events if isinstance(e, Sources)).kind == "web" and len(serp.state.requests) == 1
