@@ -7,7 +7,8 @@
 - a `conversation_meta` classification of a question that names neither a participant nor the
   conversation ("How quickly does the support team answer emails?") goes to `rag_search` (source "rules");
 - a follow-up of a document or web question keeps that path (source "follow-up"): the
-  classifier sees "tell me more" or "when did she die?" without their context;
+  classifier sees "tell me more" or "when did she die?" without their context; a greeting formula
+  or words about this conversation ("why did you say that?") keep their own label;
 - an unsure `web_search` (`unsure_web`) is answered from the library when the library has relevant
   evidence (`Route.documents_first()`, source "documents-first"; decided by the turn after searching);
 - a `greeting` or `conversation_meta` classification that the text does not confirm (`library_may_answer`:
@@ -111,6 +112,14 @@ def about_this_chat(text: str) -> bool:
     return bool(_ABOUT_THIS_CHAT.search(text))
 
 
+def _kept_by_its_words(label: str, text: str) -> bool:
+    """A greeting formula, or words about this conversation ("why did you say that?", "repeat that"),
+    keep their label after a document or web question: they are no follow-up of its topic."""
+    return (label == "greeting" and bool(_GREETING.match(text))) or (
+        label == "conversation_meta" and about_this_chat(text)
+    )
+
+
 def library_may_answer(r: Route, text: str) -> bool:
     """A greeting or conversation label from the classifier that the words do not confirm: the
     library is asked whether it answers the question ("How do I end an R session?" is not about
@@ -180,7 +189,7 @@ def route(
     if label == "conversation_meta" and not _CONVERSATION_CUE.search(text):
         # "How quickly does the support team answer emails?" is about the documents, not this chat
         label, source = "rag_search", "rules"
-    if follows in SEARCHES and label != follows:
+    if follows in SEARCHES and label != follows and not _kept_by_its_words(label, text):
         label, source = follows, "follow-up"
     if always_web and label in SEARCHES:
         # the switch routes every *question* to the web; greetings and questions about the

@@ -148,3 +148,13 @@ def test_only_a_greeting_that_is_no_greeting_formula_asks_the_library():
     assert not library_may_answer(greeted, "hey you there")  # too short to be a question for the library
     assert library_may_answer(greeted, "hi, how do I quit an R session?")
     assert not library_may_answer(Route("rag_search", 0.9, "classifier"), "How do I end an R session?")
+
+
+@pytest.mark.parametrize("text", ["why did you say that", "can you repeat that", "what did u mean by that"])
+def test_words_about_this_conversation_are_no_follow_up_of_the_topic(text):
+    r = route(text, always_web=False, classifier=Scripted("conversation_meta", 0.95), threshold=0.5,
+              follows="rag_search")  # fmt: skip
+    assert (r.label, r.source) == ("conversation_meta", "classifier")
+    thanks = route("thanks so much!", always_web=False, classifier=Scripted("greeting", 0.95), threshold=0.5,
+                   follows="web_search")  # fmt: skip
+    assert (thanks.label, thanks.source) == ("greeting", "classifier")
