@@ -43,6 +43,9 @@ GUARDS = {"hark": 40.0, "intent": 10.0}  # typed turns, p50 ms
 # decision on its evidence
 STAGES = ["transcribe", "persona", "intent", "rewrite", "retrieve.embed", "retrieve.search", "retrieve.rerank",
           "retrieve", "answerability", "prompt", "provider", "delivery"]
+# CPU times, which a busy machine inflates far less than wall-clock times: "hark_cpu" the process's CPU
+# from the call to the first token (every thread), "intent_cpu" one IntentClassifier.predict alone
+CPU = ["hark_cpu", "intent_cpu"]
 
 
 def build_library(
@@ -105,15 +108,15 @@ def run_turn(assistant, session, user_input, server) -> dict[str, float]:
     from assistant.events import Done, Sources, Token
 
     server.clear()
-    t0 = time.perf_counter()
-    t_sources = t_token = None
+    t0, c0 = time.perf_counter(), time.process_time()
+    t_sources = t_token = c_token = None
     done = None
     for e in assistant.respond(session, user_input):
         now = time.perf_counter()
         if isinstance(e, Sources) and t_sources is None:
             t_sources = now
         elif isinstance(e, Token) and t_token is None:
-            t_token = now
+            t_token, c_token = now, time.process_time()
         elif isinstance(e, Done):
             done = e
     reqs = [r for r in server.requests if r.first_token_at is not None]
@@ -127,6 +130,7 @@ def run_turn(assistant, session, user_input, server) -> dict[str, float]:
     row["delivery"] = (t_token - rec.first_token_at) * 1000
     row["total"] = (t_token - t0) * 1000
     row["hark"] = row["total"] - row["provider"]
+    row["hark_cpu"] = (c_token - c0) * 1000  # the process's CPU time to the first token, all threads
     row["provider_name"] = done.answer.provider  # type: ignore[assignment]
     return row
 
@@ -135,7 +139,7 @@ def table(title: str, rows: list[dict]) -> str:
     ok = [r for r in rows if r and r.get("provider_name") == "loopback"]
     out = [f"\n{title}: {len(ok)} turns answered by the loopback provider (of {len(rows)})",
            "| stage | p50 ms | p90 ms |", "|---|---:|---:|"]
-    for k in [*STAGES, "total", "hark"]:
+    for k in [*STAGES, "total", "hark", *CPU]:
         vals = [r[k] for r in ok if k in r]
         if vals:
             out.append(f"| {k} | {statistics.median(vals):.1f} | {pct(vals, 0.9):.1f} |")
@@ -145,7 +149,7 @@ def table(title: str, rows: list[dict]) -> str:
 def p50s(rows: list[dict]) -> dict[str, float]:
     """Each stage's p50 over the turns the loopback provider answered."""
     ok = [r for r in rows if r and r.get("provider_name") == "loopback"]
-    keys = [k for k in [*STAGES, "total", "hark"] if any(k in r for r in ok)]
+    keys = [k for k in [*STAGES, "total", "hark", *CPU] if any(k in r for r in ok)]
     return {k: statistics.median([r[k] for r in ok if k in r]) for k in keys} | {"n": float(len(ok))}
 
 
@@ -168,7 +172,7 @@ def other_run(args: argparse.Namespace) -> dict:
 def side_by_side(mine: dict, other: dict, other_name: str) -> str:
     out = [f"\nTyped questions, p50 ms: this code (load {mine['load']:.1f}) | {other_name} (load {other['load']:.1f})",
            "| stage | this code | other |", "|---|---:|---:|"]
-    for k in [*STAGES, "total", "hark"]:
+    for k in [*STAGES, "total", "hark", *CPU]:
         if k in mine["typed"] or k in other["typed"]:
             a, b = mine["typed"].get(k), other["typed"].get(k)
             out.append(f"| {k} | {'' if a is None else f'{a:.1f}'} | {'' if b is None else f'{b:.1f}'} |")
@@ -236,6 +240,12 @@ def main() -> int:
         run_turn(assistant, assistant.new_session(), queries[0]["text"], server)
 
         typed = [run_turn(assistant, assistant.new_session(), q["text"], server) for q in queries[1 : 1 + args.typed]]
+        classifier = assistant.parts.classifier.get_or_none()
+        for row, q in zip(typed, queries[1 : 1 + args.typed], strict=False):
+            if row and classifier is not None:
+                c0 = time.thread_time()
+                classifier.predict(q["text"])
+                row["intent_cpu"] = (time.thread_time() - c0) * 1000
         voice_qs = [q["text"] for q in queries[1 + args.typed :] if 6 <= len(q["text"].split()) <= 12][: args.voice]
         clips = spoken_questions(tmp, voice_qs)
         from assistant.events import AudioInput
