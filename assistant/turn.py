@@ -41,7 +41,7 @@ from assistant.hear import DIDNT_CATCH, NotHeard, hear
 from assistant.meta import greeting_reply, meta_reply
 from assistant.prefetch import DocumentSearch
 from assistant.rewrite import FollowUpRewriter, Question, leans_on, rewrite_question
-from assistant.routing import Route, route, unsure_web
+from assistant.routing import Route, library_may_answer, route, unsure_web
 from assistant.session import Session
 from assistant.state import TurnState, ms_since
 
@@ -142,6 +142,8 @@ class Turn:
         st = self.state
         with st.timed("intent"):
             st.route = self._route(text)
+        if library_may_answer(st.route, text):
+            self._ask_the_library(text, search)
         heard = st.heard
         if (
             st.route.label == "greeting"
@@ -156,7 +158,7 @@ class Turn:
             yield from self._direct(text, st.route.label)
             return
 
-        st.question = self._rewrite(text)
+        st.question = st.question or self._rewrite(text)  # the library check may have rewritten it
         if unsure_web(st.route, text, self.cfg.routing.web_min_confidence):
             # not sure it is a web question: when the library answers it, answer from the library
             st.documents = self._search_documents(search, st.question.query)
@@ -172,6 +174,17 @@ class Turn:
 
         st.evidence = yield from self._evidence(st.route, st.question, search)
         yield from self._answer(st.question, st.evidence)
+
+    def _ask_the_library(self, text: str, search: DocumentSearch) -> None:
+        """A greeting or conversation label the words do not confirm: when the library answers the
+        question, the turn answers from it (the search is kept for the answer or the trace)."""
+        st = self.state
+        st.question = self._rewrite(text)
+        st.documents = self._search_documents(search, st.question.query)
+        if st.documents.relevant and st.route is not None:
+            st.route = st.route.from_library()
+        else:
+            st.question = None  # a direct reply: nothing was searched for it
 
     def _route(self, text: str) -> Route:
         last = self.session.memory.last

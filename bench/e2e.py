@@ -1,6 +1,11 @@
 """End-to-end latency budget: from the end of a spoken (or typed) question to the first answer token.
 
     python -m bench.e2e [--voice 12] [--typed 40] [--filler 10000] [--filler-words 500] [--speech-model base] [--ttft 0.2]
+    python -m bench.e2e --voice 0 --other DIR    # typed turns, side by side with another checkout's code
+
+`--other DIR`: the same bench through another checkout's packages (e.g. `git archive BASE | tar -x -C DIR`),
+run after this one in a child process; its p50s beside this code's. The guards (Hark's typed share
+≤ 40 ms p50, its intent stage ≤ 10 ms p50) are checked on this code's run.
 
 Setup (all real, nothing downloaded): the XQuAD-en paragraphs ingested with the real Ingestor
 (MiniLM — CLIP has no offline weights here), padded to `--filler` chunks of `--filler-words` words
@@ -33,8 +38,14 @@ from pathlib import Path
 
 from bench.common import EVAL, ROOT, jsonl, load_average, memory_mb, pct
 
+GUARDS = {"hark": 40.0, "intent": 10.0}  # typed turns, p50 ms
+# "retrieve": what the turn waited for the search that ran beside the intent; "answerability": the
+# decision on its evidence
 STAGES = ["transcribe", "persona", "intent", "rewrite", "retrieve.embed", "retrieve.search", "retrieve.rerank",
-          "prompt", "provider", "delivery"]
+          "retrieve", "answerability", "prompt", "provider", "delivery"]
+# CPU times, which a busy machine inflates far less than wall-clock times: "hark_cpu" the process's CPU
+# from the call to the first token (every thread), "intent_cpu" one IntentClassifier.predict alone
+CPU = ["hark_cpu", "intent_cpu"]
 
 
 def build_library(
@@ -97,15 +108,15 @@ def run_turn(assistant, session, user_input, server) -> dict[str, float]:
     from assistant.events import Done, Sources, Token
 
     server.clear()
-    t0 = time.perf_counter()
-    t_sources = t_token = None
+    t0, c0 = time.perf_counter(), time.process_time()
+    t_sources = t_token = c_token = None
     done = None
     for e in assistant.respond(session, user_input):
         now = time.perf_counter()
         if isinstance(e, Sources) and t_sources is None:
             t_sources = now
         elif isinstance(e, Token) and t_token is None:
-            t_token = now
+            t_token, c_token = now, time.process_time()
         elif isinstance(e, Done):
             done = e
     reqs = [r for r in server.requests if r.first_token_at is not None]
@@ -113,12 +124,13 @@ def run_turn(assistant, session, user_input, server) -> dict[str, float]:
         return {}
     rec = reqs[0]
     ms = dict(done.trace.get("timings_ms", {}))
-    row = {k: float(ms.get(k, 0.0)) for k in STAGES if k in ms or k in ("persona", "rewrite")}
+    row = {k: float(ms.get(k, 0.0)) for k in STAGES if k in ms or k in ("persona", "rewrite", "retrieve")}
     row["prompt"] = (rec.received_at - t_sources) * 1000
     row["provider"] = (rec.first_token_at - rec.received_at) * 1000
     row["delivery"] = (t_token - rec.first_token_at) * 1000
     row["total"] = (t_token - t0) * 1000
     row["hark"] = row["total"] - row["provider"]
+    row["hark_cpu"] = (c_token - c0) * 1000  # the process's CPU time to the first token, all threads
     row["provider_name"] = done.answer.provider  # type: ignore[assignment]
     return row
 
@@ -127,10 +139,43 @@ def table(title: str, rows: list[dict]) -> str:
     ok = [r for r in rows if r and r.get("provider_name") == "loopback"]
     out = [f"\n{title}: {len(ok)} turns answered by the loopback provider (of {len(rows)})",
            "| stage | p50 ms | p90 ms |", "|---|---:|---:|"]
-    for k in [*STAGES, "total", "hark"]:
+    for k in [*STAGES, "total", "hark", *CPU]:
         vals = [r[k] for r in ok if k in r]
         if vals:
             out.append(f"| {k} | {statistics.median(vals):.1f} | {pct(vals, 0.9):.1f} |")
+    return "\n".join(out)
+
+
+def p50s(rows: list[dict]) -> dict[str, float]:
+    """Each stage's p50 over the turns the loopback provider answered."""
+    ok = [r for r in rows if r and r.get("provider_name") == "loopback"]
+    keys = [k for k in [*STAGES, "total", "hark", *CPU] if any(k in r for r in ok)]
+    return {k: statistics.median([r[k] for r in ok if k in r]) for k in keys} | {"n": float(len(ok))}
+
+
+def other_run(args: argparse.Namespace) -> dict:
+    """This bench through `args.other`'s packages (PYTHONPATH), in a child process; its `--json` line."""
+    import json
+    import os
+    import subprocess
+
+    cmd = [sys.executable, __file__, "--json", "--no-clip-memory", "--voice", str(args.voice), "--typed",
+           str(args.typed), "--filler", str(args.filler), "--filler-words", str(args.filler_words),
+           "--speech-model", args.speech_model, "--ttft", str(args.ttft), "--seed", str(args.seed),
+           "--embedder", args.embedder, *(["--search", args.search] if args.search else []),
+           *(["--docs", str(args.docs)] if args.docs else [])]
+    env = {**os.environ, "PYTHONPATH": str(args.other.resolve())}
+    done = subprocess.run(cmd, cwd=args.other, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def side_by_side(mine: dict, other: dict, other_name: str) -> str:
+    out = [f"\nTyped questions, p50 ms: this code (load {mine['load']:.1f}) | {other_name} (load {other['load']:.1f})",
+           "| stage | this code | other |", "|---|---:|---:|"]
+    for k in [*STAGES, "total", "hark", *CPU]:
+        if k in mine["typed"] or k in other["typed"]:
+            a, b = mine["typed"].get(k), other["typed"].get(k)
+            out.append(f"| {k} | {'' if a is None else f'{a:.1f}'} | {'' if b is None else f'{b:.1f}'} |")
     return "\n".join(out)
 
 
@@ -151,6 +196,8 @@ def main() -> int:
                     help="clip-random: the mission's CLIP ViT-B-32 as THE embedder (random weights: the real "
                          "size and speed, meaningless answers) — the memory of a CLIP deployment")
     ap.add_argument("--keep", action="store_true", help="keep the temporary library folder")
+    ap.add_argument("--other", type=Path, default=None, help="another checkout, measured after this one")
+    ap.add_argument("--json", action="store_true", help="end with one JSON line of p50s (for --other)")
     args = ap.parse_args()
 
     from assistant.assistant import Assistant
@@ -193,11 +240,18 @@ def main() -> int:
         run_turn(assistant, assistant.new_session(), queries[0]["text"], server)
 
         typed = [run_turn(assistant, assistant.new_session(), q["text"], server) for q in queries[1 : 1 + args.typed]]
+        classifier = assistant.parts.classifier.get_or_none()
+        for row, q in zip(typed, queries[1 : 1 + args.typed], strict=False):
+            if row and classifier is not None:
+                c0 = time.thread_time()
+                classifier.predict(q["text"])
+                row["intent_cpu"] = (time.thread_time() - c0) * 1000
         voice_qs = [q["text"] for q in queries[1 + args.typed :] if 6 <= len(q["text"].split()) <= 12][: args.voice]
         clips = spoken_questions(tmp, voice_qs)
         from assistant.events import AudioInput
 
-        run_turn(assistant, assistant.new_session(), AudioInput(path=str(clips[0])), server)  # warm whisper
+        if clips:  # warm whisper on the first of this run's own clips (none with --voice 0)
+            run_turn(assistant, assistant.new_session(), AudioInput(path=str(clips[0])), server)
         voice = [run_turn(assistant, assistant.new_session(), AudioInput(path=str(c)), server) for c in clips]
         mem = memory_mb()
         load = load_average()
@@ -218,12 +272,17 @@ def main() -> int:
               f"{args.speech_model} int8; loopback TTFT {args.ttft * 1000:.0f} ms; models {assistant.status()['models_loaded']}")
         print(table("Typed questions", typed))
         print(table(f"Spoken 5-second questions (whisper {args.speech_model} int8)", voice))
-        for name, rows, target in (("typed", typed, 60.0), ("voice", voice, 1000.0)):
+        for name, rows, target in (("typed", typed, GUARDS["hark"]), ("voice", voice, 1000.0)):
             vals = [r["hark"] for r in rows if r and r.get("provider_name") == "loopback"]
             if vals:
                 p50 = statistics.median(vals)
                 print(f"Hark's own share, {name}: p50 {p50:.0f} ms (target ≤ {target:.0f} ms): "
                       f"{'met' if p50 <= target else 'NOT met'}")
+        intent = p50s(typed).get("intent")
+        if intent is not None:
+            print(f"Intent stage, typed: p50 {intent:.1f} ms (target ≤ {GUARDS['intent']:.0f} ms): "
+                  f"{'met' if intent <= GUARDS['intent'] else 'NOT met'}")
+        summary = {"typed": p50s(typed), "voice": p50s(voice), "load": load}
         print(f"Resident memory with all models loaded and {n_chunks} chunks: VmRSS {mem['VmRSS']:.0f} MB, "
               f"peak VmHWM {mem['VmHWM']:.0f} MB (target ≤ 2048 MB)")
         print("Resident size added by each part as it loads (MB): " + ", ".join(
@@ -236,6 +295,12 @@ def main() -> int:
         server.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
+    if args.other is not None:
+        print(side_by_side(summary, other_run(args), str(args.other)))
+    if args.json:
+        import json
+
+        print(json.dumps(summary))
     return 0
 
 

@@ -4,7 +4,10 @@ Templates and vocabulary live in `intent_templates.yaml` (four labels; rag_searc
 documents, topics and questions from one of several domains: regulations, manuals, reports,
 course handbooks, contracts, encyclopedic topics). Each generated row then gets the kind of noise
 people type: casual spellings ("u", "pls", "rn", "whats"), keyboard typos (swaps, drops, doubled
-and neighbouring keys), filler prefixes ("ok so", "hey,") and optional punctuation. Everything
+and neighbouring keys), filler prefixes ("ok so", "hey,") and optional punctuation; and, at the same
+rate for every label, the slips of fast typing and imperfect hearing (`garble`): a stray symbol
+("night watch#"), two words joined ("whatis") or one split ("curr ency"), dropped vowels ("wht",
+"paintd"). Everything
 is driven by one seeded `random.Random`, so a seed reproduces the same files byte for byte.
 
 The external test file (`intent_external.csv`) is hand-written and never read here.
@@ -175,6 +178,37 @@ def load_templates(path: Path = TEMPLATES) -> dict[str, Any]:
     return spec
 
 
+_STRAY = ("#", "/", "]", ";", "'", "`", "\\", "=", "*", "?#", "?/", ".?", ",")
+
+
+def garble(text: str, rng: random.Random) -> str:
+    """One slip of fast typing or of speech recognition: a stray symbol, two words joined, a word
+    split, or a vowel dropped (the first and last letters kept)."""
+    words = text.split(" ")
+    kind = rng.choice(("stray", "stray", "join", "split", "vowel", "vowel"))
+    if kind == "stray":
+        stray = rng.choice(_STRAY)
+        if rng.random() < 0.7:
+            return text.rstrip("?!.") + stray
+        j = rng.randrange(len(words))
+        words[j] += stray
+    elif kind == "join" and len(words) >= 2:
+        j = rng.randrange(len(words) - 1)
+        words[j : j + 2] = [words[j] + words[j + 1]]
+    elif kind == "split":
+        long = [j for j, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
+        if long:
+            j = rng.choice(long)
+            cut = rng.randrange(2, len(words[j]) - 1)
+            words[j] = words[j][:cut] + " " + words[j][cut:]
+    else:
+        inner = [(j, k) for j, w in enumerate(words) if len(w) >= 4 for k in range(1, len(w) - 1) if w[k] in "aeiou"]
+        if inner:
+            j, k = rng.choice(inner)
+            words[j] = words[j][:k] + words[j][k + 1 :]
+    return " ".join(words)
+
+
 def add_noise(text: str, label: str, rng: random.Random) -> str:
     """Casual spellings, typos, fillers, casing and punctuation, each with a realistic rate."""
     if label != "greeting" and rng.random() < 0.12:
@@ -193,12 +227,15 @@ def add_noise(text: str, label: str, rng: random.Random) -> str:
         j = rng.randrange(len(words))
         words[j] = _typo(words[j], rng)
         text = " ".join(words)
+    if rng.random() < 0.3:
+        for _ in range(rng.choice((1, 1, 2))):
+            text = garble(text, rng)
     r = rng.random()
     if r < 0.15:
         text = text[:1].upper() + text[1:]
     elif r < 0.18:
         text = text.upper() if len(text) < 25 else text.title()
-    if label != "greeting" and not text.endswith(("?", "!", ".")):
+    if label != "greeting" and not text.endswith(("?", "!", ".", *_STRAY)):
         r = rng.random()
         text += "?" if r < 0.35 else "??" if r < 0.38 else "." if r < 0.42 else ""
     return re.sub(r"\s+", " ", text).strip()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from assistant.routing import route, rule_intent
+from assistant.routing import Route, about_this_chat, library_may_answer, route, rule_intent
 
 
 @dataclass
@@ -114,3 +114,47 @@ def test_a_follow_up_keeps_the_path_it_follows():
     # the session switch still wins
     r = route("tell me more", always_web=True, classifier=tell_me_more, threshold=0.5, follows="rag_search")
     assert (r.label, r.source) == ("web_search", "switch")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["what did i ask u before", "What did I ask you first in this session?", "repeat your previous answer please",
+     "can you summarise what weve covered", "which files did you use to answer that", "recap pls",
+     "what were we talking about", "whats my name", "how many questions have I asked", "translate that into spanish",
+     "who are you?", "were we talking about the lease or the contract before"],
+)  # fmt: skip
+def test_words_about_this_conversation_keep_the_label_without_a_search(text):
+    assert about_this_chat(text)
+    assert not library_may_answer(Route("conversation_meta", 0.9, "classifier"), text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["How do I end an R session?", "How do I end in our session?", "How do I tell R to quit?",
+     "how do I save the history of a session", "How do I repeat a section in LilyPond?",
+     "What does the conversation module do?", "who paintd the night watch#"],
+)  # fmt: skip
+def test_a_conversation_label_the_words_do_not_confirm_asks_the_library(text):
+    assert not about_this_chat(text)
+    assert library_may_answer(Route("conversation_meta", 0.9, "classifier"), text)
+    # a label set by the rules, a follow-up or the switch is not second-guessed
+    for source in ("rules", "follow-up", "switch", "threshold"):
+        assert not library_may_answer(Route("conversation_meta", 0.9, source), text)
+
+
+def test_only_a_greeting_that_is_no_greeting_formula_asks_the_library():
+    greeted = Route("greeting", 0.9, "classifier")
+    assert not library_may_answer(greeted, "hello there!") and not library_may_answer(greeted, "thanks so much")
+    assert not library_may_answer(greeted, "hey you there")  # too short to be a question for the library
+    assert library_may_answer(greeted, "hi, how do I quit an R session?")
+    assert not library_may_answer(Route("rag_search", 0.9, "classifier"), "How do I end an R session?")
+
+
+@pytest.mark.parametrize("text", ["why did you say that", "can you repeat that", "what did u mean by that"])
+def test_words_about_this_conversation_are_no_follow_up_of_the_topic(text):
+    r = route(text, always_web=False, classifier=Scripted("conversation_meta", 0.95), threshold=0.5,
+              follows="rag_search")  # fmt: skip
+    assert (r.label, r.source) == ("conversation_meta", "classifier")
+    thanks = route("thanks so much!", always_web=False, classifier=Scripted("greeting", 0.95), threshold=0.5,
+                   follows="web_search")  # fmt: skip
+    assert (thanks.label, thanks.source) == ("greeting", "classifier")

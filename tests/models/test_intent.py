@@ -85,6 +85,29 @@ def test_generator_size_balance_and_unique_rows():
     assert 0.03 * len(rows) < casual < 0.5 * len(rows)
 
 
+def test_typing_and_hearing_slips_come_at_one_rate_for_every_label():
+    """Stray symbols, joined or split words and dropped vowels (`garble`) are in every label's rows
+    alike, so a slip never says which label a question has; world lookups are web_search rows."""
+    import random
+    import re
+
+    from models.intent_data import garble
+
+    rng = random.Random(0)
+    slips = [garble("who painted the night watch", rng) for _ in range(200)]
+    assert any(s.endswith(("#", "]", "/", ";")) for s in slips)  # a stray symbol
+    assert any("paintedthe" in s or "whopainted" in s or "nightwatch" in s for s in slips)  # joined
+    assert any(re.search(r"\b(pai nted|pain ted|paint ed|nig ht|ni ght)\b", s) for s in slips)  # split
+    assert any("paintd" in s or "pinted" in s or "nght" in s for s in slips)  # a vowel dropped
+    rows = generate(4000, seed=42)
+    stray = re.compile(r"[#\]\\;=*`/]")
+    shares = {lab: sum(bool(stray.search(r.text)) for r in rows if r.label == lab) / 1000 for lab in LABELS}
+    assert all(0.02 < v < 0.2 for v in shares.values()), shares
+    assert max(shares.values()) - min(shares.values()) < 0.06, shares
+    web = " ".join(r.text.lower() for r in rows if r.label == "web_search")
+    assert "capital of" in web and "who painted" in web
+
+
 def test_split_is_stratified_80_20_and_seeded(tmp_path):
     a = build_dataset(4000, 42, tmp_path / "a")
     b = build_dataset(4000, 42, tmp_path / "b")
@@ -128,6 +151,29 @@ def test_predicts_held_out_queries(classifier):
         wrong += misses
         assert len(misses) <= 1, (label, misses)
     assert len(wrong) <= 2, wrong
+
+
+# world lookups typed fast or heard imperfectly, written for this test (not in the external file
+# nor the templates): the web's, never taken for a question about the conversation
+NOISY_WORLD = [
+    "whos the author of les miserables#",
+    "wat is the capitl of canada",
+    "who pianted the arnolfini portrait]",
+    "when ws the first iphone released",
+    "whatis the currency of peru?/",
+    "how many moons does jupitr have",
+    "who discoverd gravity;",
+    "what is the hightest waterfall in the world",
+    "who inventedthe steam locomotive",
+    "how long is the great wall of chin a",
+]
+
+
+def test_noisy_world_questions_go_to_the_web(classifier):
+    preds = classifier.predict_batch(NOISY_WORLD)
+    labels = [p.label for p in preds]
+    assert "conversation_meta" not in labels, list(zip(NOISY_WORLD, labels, strict=True))
+    assert labels.count("web_search") >= len(NOISY_WORLD) - 1, list(zip(NOISY_WORLD, labels, strict=True))
 
 
 def test_prediction_shape_and_batch_consistency(classifier):
@@ -250,7 +296,8 @@ def test_training_writes_a_loadable_adapter_and_card(tmp_path, settings):
     )
     evaluated: dict[str, object] = {}
     report = train(small, ROOT, latency_repeats=1, on_evaluated=evaluated.__setitem__)
-    assert report.runs[0].learning_rate == 2e-3 and report.latency_ms["n"] == 222
+    n_external = len(read_csv(ROOT / "models" / "intent_external.csv"))
+    assert report.runs[0].learning_rate == 2e-3 and report.latency_ms["n"] == n_external
     adapter = tmp_path / "adapter"
     assert (tmp_path / "data" / "train.csv").is_file() and (tmp_path / "data" / "test.csv").is_file()
     card = (adapter / "MODEL_CARD.md").read_text()

@@ -57,3 +57,25 @@ def test_loading_imports_no_torch(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_settings_of_one_call_never_reach_another() -> None:
+    """Each (truncation, padding) setting has its own configured backend, made once: calls that
+    alternate settings, from several threads at once, give what a fresh tokenizer gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder = Path(minilm_path(EmbedderSettings().text_model))
+    shared = FileTokenizer(folder)
+    calls = [dict(max_length=16), dict(max_length=64), dict(padding=False, max_length=8), dict(truncation=False)]
+    expected = [FileTokenizer(folder)(TEXTS[:1] if c.get("padding") is False else TEXTS, **c) for c in calls]
+
+    def run(i: int) -> bool:
+        c = calls[i % len(calls)]
+        got = shared(TEXTS[:1] if c.get("padding") is False else TEXTS, **c)
+        return all(np.array_equal(got[k], expected[i % len(calls)][k]) for k in got)
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, range(40)))
+    assert expected[0]["input_ids"].shape[1] == 16 and expected[1]["input_ids"].shape[1] == 64
+    assert expected[3]["input_ids"].shape[1] > 64  # no truncation: the long text keeps its length
+    assert len(shared._configured) == len(calls)  # one backend per setting, not one per call
