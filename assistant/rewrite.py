@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from assistant.events import NOT_KNOWN
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
@@ -231,6 +232,10 @@ class FollowUpRewriter:
         kept = list(exchanges) if exchanges else ([last] if last else [])
         reason = detect(question, last, kept)
         if not reason or last is None:
+            return Rewrite(question, question, "none")
+        if reason in _WEAK and last.assistant.strip() == NOT_KNOWN:
+            # found only by what it lacks, after a question the documents could not answer: the
+            # conversation has no subject to lend it ("How much is the pet deposit?" after "Who led the Panthers?")
             return Rewrite(question, question, "none")
         if self._complete is not None and self._available():
             query = self._llm(question, last, history)

@@ -77,8 +77,8 @@ class StoreSettings(_Strict):
 
 
 class IngestSettings(_Strict):
-    chunk_words: int = Field(150, ge=20)  # chosen on long PDF manuals (docs/results.md, "Long documents")
-    overlap_words: int = Field(30, ge=0)
+    chunk_words: int = Field(250, ge=20)  # chosen on long PDF manuals (docs/results.md, "Long documents")
+    overlap_words: int = Field(50, ge=0)
     embed_batch_size: int = Field(64, ge=1)
     write_batch_size: int = Field(512, ge=1)
     # commit the files read so far at least this often (seconds; 0 = after every file): a run that is

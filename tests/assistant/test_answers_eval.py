@@ -57,7 +57,7 @@ def test_eval_answers_reads_asks_and_judges_real_pdfs(tmp_path, monkeypatch, cap
     assert rows["mime-01"]["cited_page_right"] and rows["mime-01"]["gold_in_context"]
     assert rows["oos-01"]["right"] and rows["oos-01"]["not_known"]
     assert rows["oos-02"]["right"], rows["oos-02"]  # "MusicXML" is in neither PDF
-    assert result["answerable_right"] == sum(rows[q]["right"] for q in ("mime-01", "mime-02", "tasn-01")) / 3
+    assert abs(result["answerable_right"] - sum(rows[q]["right"] for q in ("mime-01", "mime-02", "tasn-01")) / 3) < 1e-3
     assert "answerable_right:" in capsys.readouterr().out
     # a rerun reads nothing again: every file is unchanged in the library's cache
     assert launch.main(args) == 0

@@ -121,7 +121,9 @@ def test_an_embedder_with_high_cosines_gets_the_fitted_model_read_in_its_units(h
         assert d.probability == pytest.approx(same.probability, abs=0.02), question
         assert "calibrated" in d.to_trace()["model"]
     # read raw, the high cosines pass questions about another domain as answerable
-    passed = [q for q, answerable in QUESTIONS.items() if not answerable and _decide(emb, store, raw, q).answerable]
+    # (the model's own verdict: the unknown-term rule would refuse some of them anyway)
+    passed = [q for q, answerable in QUESTIONS.items()
+              if not answerable and _decide(emb, store, raw, q).probability >= raw.model.threshold]  # fmt: skip
     assert len(passed) >= 3, passed
 
 

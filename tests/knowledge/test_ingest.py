@@ -371,12 +371,12 @@ def test_progress_estimate_scales_with_the_files_read() -> None:
     said: list[str] = []
     files = {"a.md": ("text", 600), "b.md": ("text", 600), "big.md": ("text", 30_000), "scan.pdf": ("pdf", 50_000)}
     p = ChunkProgress(lambda _f, m: said.append(m), files)
-    assert p.total == 1 + 1 + 10 + 2  # the priors: 3,000 text bytes, 25,000 PDF bytes a chunk
+    assert p.total == 1 + 1 + 24 + 6  # the priors: 1,250 text bytes, 9,500 PDF bytes a chunk
     p.start("a.md")
     p.read("a.md", 2)  # text files hold twice the chunks the prior says
-    assert p.total == 2 + 2 * (1 + 10) + 2 and p.estimated
+    assert p.total == 2 + 2 * (1 + 24) + 6 and p.estimated
     p.embedded(2)
-    assert said[-1] == "2 of ~26 chunks · a.md" and current_file(said[-1]) == "a.md"
+    assert said[-1] == "2 of ~58 chunks · a.md" and current_file(said[-1]) == "a.md"
     for name in ("b.md", "big.md", "scan.pdf"):
         p.read(name, 3)
     assert p.total == 2 + 9 and not p.estimated

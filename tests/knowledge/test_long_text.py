@@ -26,7 +26,7 @@ FILLER = [
     "A fire in the back room closed the bakery for a month, and neighbours lent their ovens.",
 ]
 FACT = "The lighthouse keeper on Skerry Island feeds his cat Marmalade fresh sardines every Tuesday."
-# one 444-word chunk of three encoder windows; the fact is its last sentence, in the third window only
+# one 444-word chunk (500-word chunks asked for) of three encoder windows; the fact is in the third window only
 LONG = " ".join(FILLER[i % len(FILLER)] for i in range(30)) + " " + FACT
 SHORT = {
     "lighthouses.txt": "Lighthouses guide ships along rocky coasts with a rotating lamp at night.",
@@ -50,12 +50,12 @@ def library(tmp_path_factory, minilm):
     mean_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_mean"))
     mean_emb._model, mean_emb._tok, mean_emb._max, mean_emb._once.done = minilm._model, minilm._tok, minilm._max, True
     mean = open_store(mean_emb, StoreSettings(), uri)
-    Ingestor(mean, mean_emb, IngestSettings(isolation="inline")).ingest([folder])
+    Ingestor(mean, mean_emb, IngestSettings(isolation="inline", chunk_words=500, overlap_words=50)).ingest([folder])
     blend_emb = MiniLMEmbedder(EmbedderSettings(backend="minilm", long_text="window_max"))
     blend_emb._model, blend_emb._tok, blend_emb._max, blend_emb._once.done = minilm._model, minilm._tok, minilm._max, True
     blend = open_store(blend_emb, StoreSettings(), uri)
     plan = reindex_plan(blend)  # before this layout's table holds anything
-    Ingestor(blend, blend_emb, IngestSettings(isolation="inline")).ingest(plan.paths if plan else [])
+    Ingestor(blend, blend_emb, IngestSettings(isolation="inline", chunk_words=500, overlap_words=50)).ingest(plan.paths if plan else [])
     return {"mean": mean, "blend": blend, "emb": blend_emb, "plan": plan, "uri": uri, "folder": folder}
 
 
