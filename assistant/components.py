@@ -146,9 +146,13 @@ class Components:
         return clf
 
     def _make_transcriber(self) -> Transcriber:
+        from assistant.library_terms import LibraryTerms
         from models.speech import Transcriber
 
         tr = Transcriber(self.cfg.speech)
+        terms = LibraryTerms(self.store.peek)  # the library's terms bias every pass (knowledge/vocabulary.py)
+        terms.refresh()  # the file the last ingest wrote (a loaded store only: nothing is built for it)
+        tr.vocabulary = terms
         if self.cfg.speech.warm_up:
             tr.warm_up()
         return tr

@@ -1,0 +1,124 @@
+"""Which of the library's terms a recognition pass is given, and how (faster-whisper's `hotwords`
+or `initial_prompt`).
+
+Both go into the decoder's prompt, which holds about 224 tokens, so a pass gets the terms that fit
+`speech.bias.max_tokens`, in this order: first the terms that look like words already heard (the
+hint: an earlier pass's text; "PS to edit" → "pstoedit", "fresco Baldi" → "Frescobaldi", spelling
+compared without spaces, case or punctuation, `matching_terms`), then the library's best terms
+(the vocabulary's order). The terms only bias the decoder: a term not spoken is not written,
+which the bench checks on speech about other things (`bench/spoken_terms.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from models.settings import BiasSettings
+
+_NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
+_WORDS = re.compile(r"[\w'\\.-]+", re.UNICODE)
+MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its look: "asy"
+# how a one-letter name is heard as a word ("an R session" → "an our session")
+LETTER_SOUNDS = {"our": "R", "are": "R", "see": "C", "sea": "C", "bee": "B", "jay": "J", "kay": "K",
+                 "queue": "Q", "cue": "Q", "tea": "T", "tee": "T"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Bias:
+    """What one pass is given."""
+
+    hotwords: str | None
+    initial_prompt: str | None
+    terms: tuple[str, ...]  # in the order given
+    hinted: tuple[str, ...] = ()  # of those, the terms matched to the words heard
+
+    def kwargs(self, prefixed: bool = False) -> dict[str, str]:
+        """faster-whisper's keyword arguments. A pass with a prefix ignores `hotwords`, so there
+        they are given as the prompt."""
+        out = {}
+        if self.hotwords and not prefixed:
+            out["hotwords"] = self.hotwords
+        prompt = self.initial_prompt or (self.hotwords if prefixed else None)
+        if prompt:
+            out["initial_prompt"] = prompt
+        return out
+
+
+def spelled(text: str) -> str:
+    """A term or phrase as letters and digits only, lower-cased ("\\tieUp" → "tieup")."""
+    return _NON_ALNUM.sub("", text).lower()
+
+
+class TermIndex:
+    """The library's terms, and their spelled forms for matching words heard."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = tuple(terms)
+        self.keys: dict[str, str] = {}
+        for t in self.terms:
+            key = spelled(t)
+            if len(key) >= MIN_KEY:
+                self.keys.setdefault(key, t)
+        self._key_list = list(self.keys)
+        self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
+
+    def matching_terms(self, text: str, min_ratio: float, limit: int) -> list[str]:
+        """Terms whose spelling is within `min_ratio` (rapidfuzz ratio, 0-100) of one to three
+        consecutive words of `text`, or a one-letter name whose sound a word of `text` has ("our":
+        "R"), best first; a term already written as such is left out."""
+        if not text or not self._key_list:
+            return []
+        from rapidfuzz import fuzz, process  # noqa: PLC0415
+
+        words = _WORDS.findall(text)
+        written = {spelled(w) for w in words}
+        found: dict[str, float] = {}
+        for w in words:  # a one-letter name heard as a word that sounds like it
+            letter = LETTER_SOUNDS.get(w.lower())
+            if letter in self.letters and letter not in words:
+                self.keys.setdefault(letter.lower(), letter)
+                found[letter.lower()] = 100.0
+        for n in (1, 2, 3):
+            for i in range(len(words) - n + 1):
+                query = spelled("".join(words[i : i + n]))
+                if len(query) < MIN_KEY:
+                    continue
+                for key, score, _ in process.extract(
+                    query, self._key_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                ):
+                    if key in written:
+                        continue
+                    found[key] = max(found.get(key, 0.0), float(score))
+        best = sorted(found, key=lambda k: (-found[k], k))[:limit]
+        return [self.keys[k] for k in best]
+
+
+def choose_bias(
+    index: TermIndex, settings: BiasSettings, count_tokens: Callable[[str], int], hint: str | None = None
+) -> Bias | None:
+    """The terms of one pass within the token budget, hint-matched ones first; None when off."""
+    if settings.mode == "off" or not index.terms:
+        return None
+    hinted = index.matching_terms(hint or "", settings.hint_min_ratio, settings.hint_terms) if hint else []
+    chosen: list[str] = []
+    used = 0
+    seen: set[str] = set()
+    for term in [*hinted, *index.terms[: settings.max_terms]]:
+        if term in seen:
+            continue
+        cost = count_tokens(term) + (1 if chosen else 0)  # the ", " between terms
+        if used + cost > settings.max_tokens:
+            if term in hinted:
+                continue
+            break
+        chosen.append(term)
+        seen.add(term)
+        used += cost
+    if not chosen:
+        return None
+    text = ", ".join(chosen)
+    hot = text if settings.mode in ("hotwords", "both") else None
+    prompt = text if settings.mode in ("prompt", "both") else None
+    return Bias(hot, prompt, tuple(chosen), tuple(t for t in hinted if t in seen))
