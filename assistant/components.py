@@ -150,8 +150,10 @@ class Components:
         from models.speech import Transcriber
 
         tr = Transcriber(self.cfg.speech)
-        terms = LibraryTerms(self.store.peek)  # the library's terms bias every pass (knowledge/vocabulary.py)
-        terms.refresh()  # the file the last ingest wrote (a loaded store only: nothing is built for it)
+        # the library's terms bias every pass (knowledge/vocabulary.py); the file the last ingest
+        # wrote is read now (a loaded store only: nothing is built for it)
+        terms = LibraryTerms(self.store.peek, on_change=tr.index_terms)
+        terms.refresh()
         tr.vocabulary = terms
         if self.cfg.speech.warm_up:
             tr.warm_up()

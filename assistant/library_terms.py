@@ -27,8 +27,14 @@ log = logging.getLogger(__name__)
 class LibraryTerms:
     """Callable: the library's terms, best first (empty until known)."""
 
-    def __init__(self, store: Callable[[], Any], check_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        store: Callable[[], Any],
+        check_seconds: float = 5.0,
+        on_change: Callable[[tuple[str, ...]], Any] | None = None,
+    ) -> None:
         self._store = store  # the loaded ChunkStore, or None (not loaded yet, unavailable)
+        self.on_change = on_change  # called with the new terms, in the thread that found them
         self.check_seconds = check_seconds
         self.vocabulary: Vocabulary | None = None
         self._terms: tuple[str, ...] = ()
@@ -66,7 +72,10 @@ class LibraryTerms:
             if vocab is None or vocab.version != version:
                 vocab = write_vocabulary(store)
             if vocab is not None:
-                self.vocabulary, self._terms = vocab, tuple(vocab.texts())
+                terms = tuple(vocab.texts())
+                if self.on_change is not None:
+                    self.on_change(terms)  # e.g. the recogniser indexes them before they are used
+                self.vocabulary, self._terms = vocab, terms
         except Exception:  # noqa: BLE001 - recognition goes on with the terms it has
             log.warning("the library's terms could not be brought up to date", exc_info=True)
 

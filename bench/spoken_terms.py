@@ -54,6 +54,7 @@ CONDITIONS = [
     ("espeak-200-clean", "espeak", 200, False),
 ]
 SNR_DB = 10.0
+HINTS = "@sound1"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
 _TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD = re.compile(r"(?<![\w\\])(\\?[^\W\d_][\w]*(?:[-._][^\W_][\w]*)*)", re.UNICODE)
 
@@ -185,15 +186,17 @@ def clip_for(item: Item, cond: tuple, cache: Path, synths: dict) -> Path:
 
 # ---- settings and runs ----------------------------------------------------------------------------
 def parse_setting(spec: str) -> BiasSettings:
-    """none | MODE:TOKENS:TERMS[:nohint]: MODE hotwords, prompt or both; TOKENS the budget; TERMS the
-    library's best terms given to every pass (0: only the terms spelled like words heard, by a
-    second pass); nohint: no second pass."""
+    """none | MODE:TOKENS:TERMS[:RATIO|:nohint]: MODE hotwords, prompt or both; TOKENS the budget;
+    TERMS the library's best terms given to every pass (0: only the terms like words heard, by a
+    second pass); RATIO the match a word heard needs (0-100); nohint: no second pass."""
     if spec == "none":
         return BiasSettings(mode="off")
     parts = spec.split(":")
-    hint = not (len(parts) > 3 and parts[3] == "nohint")
+    extra = parts[3] if len(parts) > 3 else ""
+    hint = extra != "nohint"
+    ratio = float(extra) if extra.replace(".", "").isdigit() else BiasSettings().hint_min_ratio
     return BiasSettings(mode=parts[0], max_tokens=int(parts[1]), max_terms=int(parts[2]), second_pass=hint,
-                        hint_terms=6 if hint else 0)  # fmt: skip
+                        hint_terms=6 if hint else 0, hint_min_ratio=ratio)  # fmt: skip
 
 
 class Runner:
@@ -208,7 +211,8 @@ class Runner:
         self.unsaved = 0
 
     def hear(self, spec: str, path: Path) -> str:
-        key = f"{self.model}|{self.vocab_key}|{spec}|{path.parent.name}/{path.name}"
+        biased = f"{self.vocab_key}|{spec}{HINTS}" if spec != "none" else "-|none"
+        key = f"{self.model}|{biased}|{path.parent.name}/{path.name}"
         if key not in self.cache:
             self.tr.settings = self.tr.settings.model_copy(update={"bias": parse_setting(spec)})
             self.tr.vocabulary = (lambda: self.terms) if spec != "none" else None

@@ -3,23 +3,28 @@ or `initial_prompt`).
 
 Both go into the decoder's prompt, which holds about 224 tokens, so a pass gets the terms that fit
 `speech.bias.max_tokens`, in this order: first the terms that look like words already heard (the
-hint: an earlier pass's text; "PS to edit" → "pstoedit", "fresco Baldi" → "Frescobaldi", spelling
-compared without spaces, case or punctuation, `matching_terms`), then the library's best terms
-(the vocabulary's order). The terms only bias the decoder: a term not spoken is not written,
+hint: an earlier pass's text; "PS to edit" → "pstoedit", "a psi" → "asy", "fresco Baldi" →
+"Frescobaldi": `matching_terms` compares one to three words heard with each term by spelling —
+letters and digits only — and by sound — eSpeak NG's phonemes, through the phonemizer Piper
+bundles), then the library's best terms (the vocabulary's order). The terms only bias the decoder: a term not spoken is not written,
 which the bench checks on speech about other things (`bench/spoken_terms.py`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from models.settings import BiasSettings
 
+log = logging.getLogger(__name__)
 _NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 _WORDS = re.compile(r"[\w'\\.-]+", re.UNICODE)
-MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its look: "asy"
+MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its spelling ("asy": by its sound)
+MIN_SOUND = 3  # phonemes a term or words need to be matched by sound
+_NOT_SOUND = re.compile(r"[ˈˌːʲ\s,.;:!?'\-]+")  # stress, length and pauses: not what tells words apart
 # how a one-letter name is heard as a word ("an R session" → "an our session")
 LETTER_SOUNDS = {"our": "R", "are": "R", "see": "C", "sea": "C", "bee": "B", "jay": "J", "kay": "K",
                  "queue": "Q", "cue": "Q", "tea": "T", "tee": "T"}  # fmt: skip
@@ -51,6 +56,23 @@ def spelled(text: str) -> str:
     return _NON_ALNUM.sub("", text).lower()
 
 
+def sound(text: str) -> str | None:
+    """How eSpeak NG (American English) says `text`, as phonemes without stress or pauses; None
+    when Piper's phonemizer is not installed. It shares Piper's lock: the phonemizer is one global."""
+    try:
+        import piper.voice as pv  # noqa: PLC0415
+        from piper.phonemize_espeak import EspeakPhonemizer  # noqa: PLC0415
+
+        with pv._ESPEAK_PHONEMIZER_LOCK:
+            if pv._ESPEAK_PHONEMIZER is None:
+                pv._ESPEAK_PHONEMIZER = EspeakPhonemizer(pv.ESPEAK_DATA_DIR)
+            said = pv._ESPEAK_PHONEMIZER.phonemize("en-us", text.replace("_", " ").replace("\\", " "))
+    except Exception:  # noqa: BLE001 - matching by spelling goes on
+        log.debug("no phonemizer", exc_info=True)
+        return None
+    return _NOT_SOUND.sub("", "".join("".join(part) for part in said))
+
+
 class TermIndex:
     """The library's terms, and their spelled forms for matching words heard."""
 
@@ -63,6 +85,12 @@ class TermIndex:
                 self.keys.setdefault(key, t)
         self._key_list = list(self.keys)
         self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
+        self.sounds: dict[str, str] = {}  # phonemes → term (~0.25 ms a term)
+        for t in self.terms:
+            said = sound(t) if len(t) > 1 else None
+            if said is not None and len(said) >= MIN_SOUND:
+                self.sounds.setdefault(said, t)
+        self._sound_list = list(self.sounds)
 
     def matching_terms(self, text: str, min_ratio: float, limit: int) -> list[str]:
         """Terms whose spelling is within `min_ratio` (rapidfuzz ratio, 0-100) of one to three
@@ -80,19 +108,29 @@ class TermIndex:
             if letter in self.letters and letter not in words:
                 self.keys.setdefault(letter.lower(), letter)
                 found[letter.lower()] = 100.0
+        by_sound: dict[str, float] = {}
         for n in (1, 2, 3):
             for i in range(len(words) - n + 1):
-                query = spelled("".join(words[i : i + n]))
-                if len(query) < MIN_KEY:
-                    continue
-                for key, score, _ in process.extract(
-                    query, self._key_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
-                ):
-                    if key in written:
-                        continue
-                    found[key] = max(found.get(key, 0.0), float(score))
-        best = sorted(found, key=lambda k: (-found[k], k))[:limit]
-        return [self.keys[k] for k in best]
+                phrase = words[i : i + n]
+                query = spelled("".join(phrase))
+                if len(query) >= MIN_KEY:
+                    for key, score, _ in process.extract(
+                        query, self._key_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                    ):
+                        if key not in written:
+                            found[key] = max(found.get(key, 0.0), float(score))
+                said = sound(" ".join(phrase)) if self._sound_list else None
+                if said is not None and len(said) >= MIN_SOUND:
+                    for key, score, _ in process.extract(
+                        said, self._sound_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                    ):
+                        term = self.sounds[key]
+                        if spelled(term) not in written:
+                            by_sound[term] = max(by_sound.get(term, 0.0), float(score))
+        scored = {self.keys[k]: v for k, v in found.items()}
+        for term, score in by_sound.items():
+            scored[term] = max(scored.get(term, 0.0), score)
+        return sorted(scored, key=lambda t: (-scored[t], t))[:limit]
 
 
 def choose_bias(
