@@ -19,8 +19,8 @@ path of `launch.py transcribe`) with each biasing setting. The vocabulary is bui
 Questions are split by a hash of their id: choose settings on `--split select`, report on `report`.
 Audio and transcripts are cached in `--cache` (default: the system's temp folder), never in the tree.
 
-    python -m bench.spoken_terms --split select --settings none,hotwords:120,prompt:120 --conditions 2
-    python -m bench.spoken_terms --split report --settings none,hotwords:120 --json out.json
+    python -m bench.spoken_terms --split select --settings none,hotwords:120:0,prompt:120:0 --conditions 2
+    python -m bench.spoken_terms --split report --settings none,hotwords:120:0,stream:hotwords:120:0 --json out.json
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ CONDITIONS = [
     ("espeak-200-clean", "espeak", 200, False),
 ]
 SNR_DB = 10.0
-HINTS = "@sound1"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
+HINTS = "@sound2"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
 _TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD = re.compile(r"(?<![\w\\])(\\?[^\W\d_][\w]*(?:[-._][^\W_][\w]*)*)", re.UNICODE)
 
@@ -186,7 +186,9 @@ def clip_for(item: Item, cond: tuple, cache: Path, synths: dict) -> Path:
 
 # ---- settings and runs ----------------------------------------------------------------------------
 def parse_setting(spec: str) -> BiasSettings:
-    """none | MODE:TOKENS:TERMS[:RATIO|:nohint]: MODE hotwords, prompt or both; TOKENS the budget;
+    """none | [stream:]MODE:TOKENS:TERMS[:RATIO|:nohint]. stream: one pass as the voice loop makes it
+    (`Transcriber.decode`, the +6 s window), the unbiased transcript as the earlier pass's words;
+    else the whole clip (`transcribe`). MODE hotwords, prompt or both; TOKENS the budget;
     TERMS the library's best terms given to every pass (0: only the terms like words heard, by a
     second pass); RATIO the match a word heard needs (0-100); nohint: no second pass."""
     if spec == "none":
@@ -200,30 +202,43 @@ def parse_setting(spec: str) -> BiasSettings:
 
 
 class Runner:
-    def __init__(self, model: str, vocab: Vocabulary, cache: Path) -> None:
+    def __init__(self, model: str, vocab: Vocabulary, cache: Path, split: str) -> None:
         self.tr = Transcriber(SpeechSettings(model=model))
         self.tr.warm_up()
         self.terms = tuple(vocab.texts())
         self.vocab_key = hashlib.sha1("\n".join(self.terms).encode()).hexdigest()[:10]
         self.model = model
-        self.cache_path = cache / "transcripts.json"
+        self.cache_path = cache / f"transcripts-{split}.json"  # one per split: runs of both may go at once
         self.cache = json.loads(self.cache_path.read_text()) if self.cache_path.is_file() else {}
         self.unsaved = 0
+        self.passes: list[int | None] = []  # per transcript: 2 when heard again with terms like its words
 
     def hear(self, spec: str, path: Path) -> str:
         biased = f"{self.vocab_key}|{spec}{HINTS}" if spec != "none" else "-|none"
         key = f"{self.model}|{biased}|{path.parent.name}/{path.name}"
         if key not in self.cache:
-            self.tr.settings = self.tr.settings.model_copy(update={"bias": parse_setting(spec)})
+            stream = spec.startswith("stream:")
+            hint = self.hear("none", path) if stream else None  # before the settings change
+            if stream:
+                self.passes.pop()  # the hint's transcript is not one of this setting's
+            self.tr.settings = self.tr.settings.model_copy(update={"bias": parse_setting(spec.removeprefix("stream:"))})
             self.tr.vocabulary = (lambda: self.terms) if spec != "none" else None
             try:
-                self.cache[key] = self.tr.transcribe(path).text
+                if stream:  # a streaming pass: the cut window, an earlier pass's words as the hint
+                    samples = self.tr.prepare(path).samples
+                    self.cache[key] = [self.tr.decode(samples, margin_s=6.0, hint=hint).text, 1]
+                else:
+                    res = self.tr.transcribe(path)
+                    self.cache[key] = [res.text, res.passes]
             except SpeechInputError:
-                self.cache[key] = ""
+                self.cache[key] = ["", 1]
             self.unsaved += 1
             if self.unsaved >= 20:
                 self.save()
-        return self.cache[key]
+        got = self.cache[key]
+        text, passes = (got, None) if isinstance(got, str) else got
+        self.passes.append(passes)
+        return text
 
     def save(self) -> None:
         tmp = self.cache_path.with_suffix(".tmp")
@@ -240,6 +255,7 @@ def inserted(hyp: str, ref: str, term_tokens: list[list[str]]) -> int:
 def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, cache: Path, synths: dict,
              keys: dict[str, str]) -> dict:  # fmt: skip
     term_tokens = [tokens(t) for t in runner.terms]
+    runner.passes = []
     refs: dict[str, list[str]] = {}
     hyps: dict[str, list[str]] = {}
     hit = loose = total = ins = ins_words = ins_utts = utts = 0
@@ -276,6 +292,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
         "utterances_with_insertion": f"{ins_utts}/{utts}",
         "librivox_wer": wer([c.reference for c in libri], lhyps),
         "librivox_inserted": lins,
+        "second_passes": sum(p == 2 for p in runner.passes if p is not None) / max(1, len(runner.passes)),
     }
 
 
@@ -295,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     keys = {t.text.lower(): t.text for t in vocab.terms}
     items = [i for i in load_items(args.passages) if args.split == "all" or split_of(i.id) == args.split]
     conds = CONDITIONS[: args.conditions]
-    runner = Runner(args.model, vocab, args.cache)
+    runner = Runner(args.model, vocab, args.cache, args.split)
     synths: dict = {}
     print(f"{len(items)} texts × {len(conds)} conditions, {len(vocab.terms)} terms, load {load_average():.1f}")
     results = []
@@ -309,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{100 * w.get('manuals', 0):.1f} oos {100 * w.get('out_of_scope', 0):.1f} passages "
               f"{100 * w.get('passages', 0):.1f}  inserted {r['inserted_per_100_words']:.2f}/100 words "
               f"({r['utterances_with_insertion']} utts)  LibriVox {100 * r['librivox_wer']:.2f} "
-              f"(+{r['librivox_inserted']})  {r['seconds']} s", flush=True)  # fmt: skip
+              f"(+{r['librivox_inserted']})  2nd pass {100 * r['second_passes']:.0f} %  {r['seconds']} s", flush=True)  # fmt: skip
         print("   by condition: " + ", ".join(f"{k} {v:.3f}" for k, v in r["term_recall_by_condition"].items()))
     if args.json:
         args.json.write_text(json.dumps({"split": args.split, "results": results}, indent=1))

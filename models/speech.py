@@ -22,7 +22,7 @@ from models import audio as audio_io
 from models.runtime.errors import HarkError, ModelLoadError
 from models.settings import SpeechSettings
 from models.short_window import decode_short
-from models.speech_bias import Bias, TermIndex, choose_bias
+from models.speech_bias import Bias, TermIndex, choose_bias, writes_new_term
 from models.weights import whisper_model
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class TranscriptResult:
     speech_seconds: float | None = None  # seconds the VAD kept as speech (the clip's without the VAD)
     avg_logprob: float | None = None  # Whisper's token-weighted average log-probability
     no_speech_prob: float | None = None
+    passes: int = 1  # 2: heard again with the library's terms spelled or sounding like its words
 
 
 @dataclass(frozen=True)
@@ -272,16 +273,17 @@ class Transcriber:
         t_model = time.perf_counter()
         s = self.settings
         try:
-            bias = self.bias()
+            bias, passes = self.bias(), 1
             segs, info = self._pass(model, clip.samples, bias)
             text = " ".join(seg.text.strip() for seg in segs).strip()
             again = self.bias(hint=text) if s.bias.second_pass and text else None
             if again is not None and again.hinted:  # words spelled like the library's terms: hear them again
                 segs2, info2 = self._pass(model, clip.samples, again)
                 text2 = " ".join(seg.text.strip() for seg in segs2).strip()
-                if _has_words(text2):
+                # kept only when it writes a term the first did not: else the first pass's words stand
+                if _has_words(text2) and writes_new_term(text, text2, again.hinted):
                     log.debug("second pass with %s: %r → %r", again.hinted, text, text2)
-                    segs, info, text = segs2, info2, text2
+                    segs, info, text, passes = segs2, info2, text2, 2
         except Exception as exc:  # CTranslate2/ONNX runtime failures: a message, not a traceback
             log.exception("speech recognition failed")
             raise SpeechRecognitionError(
@@ -301,7 +303,7 @@ class Transcriber:
         logprob, no_speech = self._check_confidence(segs, speech, text)
         return TranscriptResult(
             text=text, seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
-            avg_logprob=logprob, no_speech_prob=no_speech,
+            avg_logprob=logprob, no_speech_prob=no_speech, passes=passes,
         )  # fmt: skip
 
     def decode(

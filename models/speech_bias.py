@@ -133,6 +133,22 @@ class TermIndex:
         return sorted(scored, key=lambda t: (-scored[t], t))[:limit]
 
 
+def writes_new_term(before: str, after: str, terms: Sequence[str]) -> bool:
+    """Whether `after` writes one of `terms` (its letters and digits, as whole words) that `before`
+    does not: only then is a second pass worth more than the first."""
+    old, new = _tokens(before), _tokens(after)
+    return any(_contains(new, t) and not _contains(old, t) for t in map(_tokens, terms))
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _NON_ALNUM.split(text.lower()) if t]
+
+
+def _contains(hay: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
+
+
 def choose_bias(
     index: TermIndex, settings: BiasSettings, count_tokens: Callable[[str], int], hint: str | None = None
 ) -> Bias | None:
