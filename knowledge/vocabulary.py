@@ -46,7 +46,9 @@ LANGUAGES = ("en", "de")
 # a word: letters/digits, joined by - . _ (not at the ends), optionally after a backslash
 _WORD = re.compile(r"(?<![\w\\])(\\?[^\W\d_][\w]*(?:[-._][^\W_][\w]*)*)", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?:^|[.!?:;•\n]\s*|\n\s*)$")
-_NOTE = re.compile(r"^[a-z]\d+$")  # a note and its duration in music input ("c4", "b8"): not a word
+# a note and its duration in music input ("c4", "b8"), a numbered or lettered name of an example
+# ("block2", "noteA"): read, not said
+_NOTE = re.compile(r"^[a-z]\d+$|^[a-z]{2,}\d+$|^[a-z]{3,}[A-Z]$")
 # a PDF's umlaut as a spacing diaeresis before its vowel ("m¨ussen")
 _DIAERESIS = re.compile("\u00a8\\s?([aeiouyAEIOUY])")
 
@@ -154,7 +156,7 @@ def _kind(key: str, form: str, c: _Counts) -> str | None:
     if len(form) == 1:
         single = form.isupper() and form not in ("A", "I") and c.mid_capital[key] >= max(5, LETTER_SHARE * c.words)
         return "letter" if single else None
-    if bare.isdigit() or len(bare) < 2 or _NOTE.match(key):
+    if bare.isdigit() or len(bare) < 2 or _NOTE.match(form):
         return None
     if code_like(form):
         if "." in form and all(len(p) <= 1 for p in re.split(r"[.]", key.strip("\\"))):

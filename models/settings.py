@@ -109,7 +109,7 @@ class BiasSettings(_Strict):
     max_tokens: int = Field(120, ge=1, le=220)  # the terms' share of the decoder's ~224-token prompt
     max_terms: int = Field(200, ge=0)  # the library's best terms considered (they fill max_tokens first)
     # terms spelled like words an earlier pass heard ("PS to edit" → "pstoedit") go first
-    hint_terms: int = Field(6, ge=0)
+    hint_terms: int = Field(10, ge=0)
     hint_min_ratio: float = Field(80.0, ge=0, le=100)  # rapidfuzz ratio of the spellings, 0-100
     # a whole clip (no earlier pass): when its text has such words, a second pass with those terms
     second_pass: bool = True

@@ -276,14 +276,9 @@ class Transcriber:
             bias, passes = self.bias(), 1
             segs, info = self._pass(model, clip.samples, bias)
             text = " ".join(seg.text.strip() for seg in segs).strip()
-            again = self.bias(hint=text) if s.bias.second_pass and text else None
-            if again is not None and again.hinted:  # words spelled like the library's terms: hear them again
-                segs2, info2 = self._pass(model, clip.samples, again)
-                text2 = " ".join(seg.text.strip() for seg in segs2).strip()
-                # kept only when it writes a term the first did not: else the first pass's words stand
-                if _has_words(text2) and writes_new_term(text, text2, again.hinted):
-                    log.debug("second pass with %s: %r → %r", again.hinted, text, text2)
-                    segs, info, text, passes = segs2, info2, text2, 2
+            second = self.hear_again(clip.samples, text) if s.bias.second_pass and text else None
+            if second is not None:
+                segs, info, text, passes = *second, 2
         except Exception as exc:  # CTranslate2/ONNX runtime failures: a message, not a traceback
             log.exception("speech recognition failed")
             raise SpeechRecognitionError(
@@ -305,6 +300,20 @@ class Transcriber:
             text=text, seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
             avg_logprob=logprob, no_speech_prob=no_speech, passes=passes,
         )  # fmt: skip
+
+    def hear_again(self, samples: np.ndarray, text: str) -> tuple[list[Any], Any, str] | None:
+        """A second pass over a whole clip first heard as `text`, given the library's terms that
+        look or sound like its words: (segments, info, text) when it writes such a term that `text`
+        does not, else None (the first pass's words stand)."""
+        again = self.bias(hint=text)
+        if again is None or not again.hinted:
+            return None
+        segs, info = self._pass(self._load(), samples, again)
+        heard = " ".join(seg.text.strip() for seg in segs).strip()
+        if not _has_words(heard) or not writes_new_term(text, heard, again.hinted):
+            return None
+        log.debug("second pass with %s: %r → %r", again.hinted, text, heard)
+        return segs, info, heard
 
     def decode(
         self, samples: np.ndarray, prefix: str | None = None, margin_s: float | None = None, hint: str | None = None

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 _NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 _WORDS = re.compile(r"[\w'\\.-]+", re.UNICODE)
 MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its spelling ("asy": by its sound)
+_FAMILY = re.compile(r"(?:\d+|s)$")  # a numbered or plural variant of another term
 MIN_SOUND = 3  # phonemes a term or words need to be matched by sound
 _NOT_SOUND = re.compile(r"[ˈˌːʲ\s,.;:!?'\-]+")  # stress, length and pauses: not what tells words apart
 # how a one-letter name is heard as a word ("an R session" → "an our session")
@@ -85,6 +86,7 @@ class TermIndex:
                 self.keys.setdefault(key, t)
         self._key_list = list(self.keys)
         self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
+        self.rank = {t: i for i, t in reversed(list(enumerate(self.terms)))}  # the vocabulary's order
         self.sounds: dict[str, str] = {}  # phonemes → term (~0.25 ms a term)
         for t in self.terms:
             said = sound(t) if len(t) > 1 else None
@@ -130,7 +132,14 @@ class TermIndex:
         scored = {self.keys[k]: v for k, v in found.items()}
         for term, score in by_sound.items():
             scored[term] = max(scored.get(term, 0.0), score)
-        return sorted(scored, key=lambda t: (-scored[t], t))[:limit]
+        chosen: list[str] = []
+        stems: set[str] = set()
+        for term in sorted(scored, key=lambda t: (-scored[t], self.rank.get(t, len(self.rank)))):
+            stem = _FAMILY.sub("", spelled(term))  # "block2", "block3": one family, one slot
+            if stem not in stems:
+                stems.add(stem)
+                chosen.append(term)
+        return chosen[:limit]
 
 
 def writes_new_term(before: str, after: str, terms: Sequence[str]) -> bool:
