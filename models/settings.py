@@ -107,7 +107,9 @@ class BiasSettings(_Strict):
     # hotwords / prompt: faster-whisper's `hotwords` or `initial_prompt`; both; off
     mode: Literal["hotwords", "prompt", "both", "off"] = "hotwords"
     max_tokens: int = Field(120, ge=1, le=220)  # the terms' share of the decoder's ~224-token prompt
-    max_terms: int = Field(200, ge=0)  # the library's best terms considered (they fill max_tokens first)
+    # the library's best terms given to every pass besides the words heard. 0 (chosen on the select
+    # half, bench/spoken_terms.py): 200 terms in every pass made LibriVox WER 1.4 → 4.2 %
+    max_terms: int = Field(0, ge=0)
     # terms spelled like words an earlier pass heard ("PS to edit" → "pstoedit") go first
     hint_terms: int = Field(10, ge=0)
     hint_min_ratio: float = Field(80.0, ge=0, le=100)  # rapidfuzz ratio of the spellings, 0-100
