@@ -13,7 +13,8 @@ path of `launch.py transcribe`) with each biasing setting. The vocabulary is bui
 - **WER** (bench/wer.py) per group;
 - **inserted terms**: vocabulary terms in the transcript of out-of-scope speech (the manuals'
   out-of-scope and nonsense questions, the passage queries) and of the LibriVox clips that the
-  reference does not hold, per 100 reference words, and the utterances with one;
+  reference does not hold (spaces aside: "auto multiple choice" holds "automultiplechoice"; strict
+  too), per 100 reference words, and the utterances with one;
 - **LibriVox WER**: the five pocketsphinx-testdata clips (the same unrelated vocabulary).
 
 Questions are split by a hash of their id: choose settings on `--split select`, report on `report`.
@@ -253,9 +254,13 @@ class Runner:
         self.unsaved = 0
 
 
-def inserted(hyp: str, ref: str, term_tokens: list[list[str]]) -> int:
+def inserted(hyp: str, ref: str, term_tokens: list[list[str]], strict: bool = False) -> int:
+    """Terms the transcript writes that the speech does not hold. A term spoken in other words'
+    spacing ("auto multiple choice" → "automultiplechoice", "doc book" → "DocBook") is held,
+    unless `strict`."""
     h, r = tokens(hyp), tokens(ref)
-    return sum(1 for t in term_tokens if contains(h, t) and not contains(r, t))
+    return sum(1 for t in term_tokens if contains(h, t) and not contains(r, t)
+               and (strict or not spelled_in(r, "".join(t))))  # fmt: skip
 
 
 def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, cache: Path, synths: dict,
@@ -264,7 +269,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
     runner.passes = []
     refs: dict[str, list[str]] = {}
     hyps: dict[str, list[str]] = {}
-    hit = loose = total = ins = ins_words = ins_utts = utts = 0
+    hit = loose = total = ins = ins_strict = ins_words = ins_utts = utts = 0
     per_cond: dict[str, list[int]] = {}
     for item in items:
         for cond in conds:
@@ -281,6 +286,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
             else:
                 n = inserted(hyp, ref, term_tokens)
                 ins, ins_utts, utts = ins + n, ins_utts + (n > 0), utts + 1
+                ins_strict += inserted(hyp, ref, term_tokens, strict=True)
                 ins_words += len(tokens(ref))
     libri = librivox_clips()
     lhyps = [runner.hear(spec, c.path) for c in libri]
@@ -295,6 +301,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
         "wer": {g: wer(refs[g], hyps[g]) for g in refs},
         "inserted_per_100_words": 100 * ins / max(ins_words, 1),
         "inserted": ins,
+        "inserted_strict_per_100_words": 100 * ins_strict / max(ins_words, 1),  # spacing counts too
         "utterances_with_insertion": f"{ins_utts}/{utts}",
         "librivox_wer": wer([c.reference for c in libri], lhyps),
         "librivox_inserted": lins,
@@ -331,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{spec:22s} recall {r['term_recall']:.3f} (spelled {r['term_recall_spelled']:.3f}, {r['terms']} terms)  WER manuals "
               f"{100 * w.get('manuals', 0):.1f} oos {100 * w.get('out_of_scope', 0):.1f} passages "
               f"{100 * w.get('passages', 0):.1f}  inserted {r['inserted_per_100_words']:.2f}/100 words "
+              f"(strict {r['inserted_strict_per_100_words']:.2f}) "
               f"({r['utterances_with_insertion']} utts)  LibriVox {100 * r['librivox_wer']:.2f} "
               f"(+{r['librivox_inserted']})  2nd pass {100 * r['second_passes']:.0f} %  {r['seconds']} s", flush=True)  # fmt: skip
         print("   by condition: " + ", ".join(f"{k} {v:.3f}" for k, v in r["term_recall_by_condition"].items()))
