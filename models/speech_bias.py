@@ -75,7 +75,7 @@ def sound(text: str) -> str | None:
 
 
 class TermIndex:
-    """The library's terms, and their spelled forms for matching words heard."""
+    """The library's terms, their spellings and sounds, for matching words heard."""
 
     def __init__(self, terms: Sequence[str]) -> None:
         self.terms = tuple(terms)
@@ -84,8 +84,10 @@ class TermIndex:
             key = spelled(t)
             if len(key) >= MIN_KEY:
                 self.keys.setdefault(key, t)
-        self._key_list = list(self.keys)
+        self._key_list = list(self.keys)  # matched by spelling (one-letter names by their sound only)
         self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
+        for letter in self.letters:
+            self.keys.setdefault(letter.lower(), letter)
         self.rank = {t: i for i, t in reversed(list(enumerate(self.terms)))}  # the vocabulary's order
         self.sounds: dict[str, str] = {}  # phonemes → term (~0.25 ms a term)
         for t in self.terms:
@@ -95,9 +97,9 @@ class TermIndex:
         self._sound_list = list(self.sounds)
 
     def matching_terms(self, text: str, min_ratio: float, limit: int) -> list[str]:
-        """Terms whose spelling is within `min_ratio` (rapidfuzz ratio, 0-100) of one to three
-        consecutive words of `text`, or a one-letter name whose sound a word of `text` has ("our":
-        "R"), best first; a term already written as such is left out."""
+        """Terms whose spelling or sound is within `min_ratio` (rapidfuzz ratio, 0-100) of one to
+        three consecutive words of `text`, or a one-letter name a word of `text` sounds like ("our":
+        "R"); best match first, then the vocabulary's order; a term already written is left out."""
         if not text or not self._key_list:
             return []
         from rapidfuzz import fuzz, process  # noqa: PLC0415
@@ -108,7 +110,6 @@ class TermIndex:
         for w in words:  # a one-letter name heard as a word that sounds like it
             letter = LETTER_SOUNDS.get(w.lower())
             if letter in self.letters and letter not in words:
-                self.keys.setdefault(letter.lower(), letter)
                 found[letter.lower()] = 100.0
         by_sound: dict[str, float] = {}
         for n in (1, 2, 3):
