@@ -122,9 +122,10 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_chat(cfg, voice=args.voice)
     if cmd == "transcribe":
+        from assistant.library_terms import library_terms_for
         from ui.cli_models import transcribe_command
 
-        return transcribe_command(cfg.speech, Path(args.audio))
+        return transcribe_command(cfg.speech, Path(args.audio), terms=lambda: library_terms_for(cfg))
     if cmd == "speak":
         from ui.cli_speak import speak_command
 

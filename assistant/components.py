@@ -146,9 +146,15 @@ class Components:
         return clf
 
     def _make_transcriber(self) -> Transcriber:
+        from assistant.library_terms import LibraryTerms
         from models.speech import Transcriber
 
         tr = Transcriber(self.cfg.speech)
+        # the library's terms bias every pass (knowledge/vocabulary.py); the file the last ingest
+        # wrote is read now (a loaded store only: nothing is built for it)
+        terms = LibraryTerms(self.store.peek, on_change=tr.index_terms)
+        terms.refresh()
+        tr.vocabulary = terms
         if self.cfg.speech.warm_up:
             tr.warm_up()
         return tr

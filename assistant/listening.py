@@ -54,6 +54,8 @@ class Listening:
                     update["cpu_threads"] = threads
                 try:
                     model = Transcriber(self.parts.cfg.speech.model_copy(update=update))
+                    main = self.parts.transcriber.peek()
+                    model.vocabulary = main.vocabulary if main is not None else None  # the library's terms
                     model.warm_up()
                     self._extra[key] = model
                 except Exception:  # noqa: BLE001 - the main model does these passes instead

@@ -28,6 +28,7 @@ from knowledge.settings import IngestSettings
 from knowledge.store import ChunkStore
 from knowledge.types import Chunk
 from knowledge.unchanged import write_snapshot
+from knowledge.vocabulary import read_vocabulary, write_vocabulary
 from models.embedder import Embedder
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,10 @@ class Ingestor:
             say(1.0, "updating the indexes")
             self.store.update_indexes()
         write_snapshot(self.store)  # the next unchanged run decides from it alone (knowledge/unchanged.py)
+        vocab = read_vocabulary(self.store.uri, self.store.name)
+        if run.changed or vocab is None or vocab.version != int(self.store.table.version):
+            say(1.0, "the library's vocabulary")
+            write_vocabulary(self.store)  # the terms speech recognition is given (knowledge/vocabulary.py)
         say(1.0, "done")
         report.total_chunks = self.store.count()
         report.seconds = time.perf_counter() - t0

@@ -101,6 +101,22 @@ class StreamingSettings(_Strict):
     preemptive: Literal["auto", "always", "off"] = "auto"
 
 
+class BiasSettings(_Strict):
+    """The library's terms given to each recognition pass (models/speech_bias.py, docs/voice.md)."""
+
+    # hotwords / prompt: faster-whisper's `hotwords` or `initial_prompt`; both; off
+    mode: Literal["hotwords", "prompt", "both", "off"] = "hotwords"
+    max_tokens: int = Field(120, ge=1, le=220)  # the terms' share of the decoder's ~224-token prompt
+    # the library's best terms given to every pass besides the words heard. 0 (chosen on the select
+    # half, bench/spoken_terms.py): 200 terms in every pass made LibriVox WER 1.4 → 4.2 %
+    max_terms: int = Field(0, ge=0)
+    # terms spelled like words an earlier pass heard ("PS to edit" → "pstoedit") go first
+    hint_terms: int = Field(10, ge=0)
+    hint_min_ratio: float = Field(80.0, ge=0, le=100)  # rapidfuzz ratio of the spellings, 0-100
+    # a whole clip (no earlier pass): when its text has such words, a second pass with those terms
+    second_pass: bool = True
+
+
 class SpeechSettings(_Strict):
     model: str = "base"  # "base", "tiny.en", a faster-whisper name or a local directory
     device: Literal["auto", "cpu", "cuda"] = "auto"
@@ -119,6 +135,7 @@ class SpeechSettings(_Strict):
     without_timestamps: bool = True  # no timestamp tokens: fewer decoding steps
     condition_on_previous_text: bool = False
     warm_up: bool = True
+    bias: BiasSettings = Field(default_factory=BiasSettings)  # the library's terms (knowledge/vocabulary.py)
     streaming: StreamingSettings = Field(default_factory=StreamingSettings)
 
 

@@ -13,7 +13,8 @@ pay, a multilingual model without a configured language, or an error in the cut 
 
 The pass mirrors the standard one's settings: the Silero VAD filter (faster-whisper's own
 `get_speech_timestamps` and `collect_chunks`), greedy or beam search, the same suppressed tokens,
-and an optional `prefix` the decoder takes as already said; always without timestamps.
+an optional `prefix` the decoder takes as already said, and the library's terms (`Bias`); always
+without timestamps.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.audio import TARGET_RATE as RATE
+from models.speech_bias import Bias
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,7 @@ def decode_short(
     prefix: str | None = None,
     margin_s: float = 6.0,
     max_seconds: float = 20.0,
+    bias: Bias | None = None,
 ) -> ShortPass | None:
     """One pass of a faster-whisper `WhisperModel` over 16 kHz mono float32 `samples` with a cut
     window; None when the standard pass should be made instead (see the module's text)."""
@@ -68,13 +71,13 @@ def decode_short(
     if not language or len(samples) > max_seconds * RATE:
         return None
     try:
-        return _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s)
+        return _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s, bias)
     except Exception:  # noqa: BLE001 - the standard pass is the fallback
         log.warning("short-window pass failed; the standard pass is made", exc_info=True)
         return None
 
 
-def _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s) -> ShortPass | None:
+def _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s, bias=None) -> ShortPass | None:
     import ctranslate2
     from faster_whisper.tokenizer import Tokenizer
     from faster_whisper.transcribe import get_compression_ratio, get_suppressed_tokens
@@ -94,8 +97,12 @@ def _decode(model, samples, language, beam_size, vad_filter, prefix, margin_s) -
     padded[0, :, : features.shape[1]] = features
     encoded = model.model.encode(ctranslate2.StorageView.from_array(padded), to_cpu=False)
     tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
-    prompt = model.get_prompt(tokenizer, [], without_timestamps=True, prefix=prefix)
-    forced = len(prompt) - len(model.get_prompt(tokenizer, [], without_timestamps=True))  # the prefix's tokens
+    given = bias.kwargs(bool(prefix)) if bias is not None else {}  # the library's terms, as the standard pass
+    previous = tokenizer.encode(" " + given["initial_prompt"].strip()) if "initial_prompt" in given else []
+    prompt = model.get_prompt(
+        tokenizer, previous, without_timestamps=True, prefix=prefix, hotwords=given.get("hotwords")
+    )
+    forced = min(len(tokenizer.encode(" " + prefix.strip())), model.max_length // 2 - 1) if prefix else 0
     budget = MAX_NEW_TOKENS + int(TOKENS_PER_SECOND * speech)
     result = model.model.generate(
         encoded,

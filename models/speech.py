@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from models import audio as audio_io
 from models.runtime.errors import HarkError, ModelLoadError
 from models.settings import SpeechSettings
 from models.short_window import decode_short
+from models.speech_bias import Bias, TermIndex, choose_bias, writes_new_term
 from models.weights import whisper_model
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ class TranscriptResult:
     speech_seconds: float | None = None  # seconds the VAD kept as speech (the clip's without the VAD)
     avg_logprob: float | None = None  # Whisper's token-weighted average log-probability
     no_speech_prob: float | None = None
+    passes: int = 1  # 2: heard again with the library's terms spelled or sounding like its words
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,10 @@ class Transcriber:
         self._model: WhisperModel | None = None
         self._lock = threading.Lock()
         self.load_seconds: float | None = None
+        # the library's terms, best first (knowledge/vocabulary.py), read before each pass; None: none
+        self.vocabulary: Callable[[], Sequence[str] | None] | None = None
+        self._index: TermIndex | None = None
+        self._token_counts: dict[str, int] = {}
 
     @property
     def model_name(self) -> str:
@@ -132,6 +139,51 @@ class Transcriber:
             self.load_seconds,
         )
         return model
+
+    # --- the library's terms ---------------------------------------------------------------------
+    def bias(self, hint: str | None = None) -> Bias | None:
+        """The terms one pass is given (`models.speech_bias`); `hint`: words an earlier pass heard."""
+        if self.vocabulary is None or self.settings.bias.mode == "off":
+            return None
+        try:
+            terms = self.vocabulary()
+        except Exception:  # noqa: BLE001 - recognition goes on without the library's terms
+            log.warning("the library's vocabulary could not be read", exc_info=True)
+            return None
+        if not terms:
+            return None
+        return choose_bias(self.index_terms(terms), self.settings.bias, self._count_tokens, hint)
+
+    def index_terms(self, terms: Sequence[str]) -> TermIndex:
+        """The index of these terms (their spellings and sounds: ~0.5 s for 2,000 terms), kept until
+        the terms change; `LibraryTerms` calls it when the library changes, so no pass waits for it."""
+        index = self._index
+        if index is None or index.terms is not terms and index.terms != tuple(terms):
+            index = self._index = TermIndex(terms)
+        return index
+
+    def _count_tokens(self, term: str) -> int:
+        n = self._token_counts.get(term)
+        if n is None:
+            tokenizer = self._load().hf_tokenizer
+            n = self._token_counts[term] = len(tokenizer.encode(" " + term, add_special_tokens=False).ids)
+        return n
+
+    def _pass(self, model: WhisperModel, samples: np.ndarray, bias: Bias | None, prefix: str | None = None):
+        """One standard pass with this Transcriber's settings: (segments, info)."""
+        s = self.settings
+        segments, info = model.transcribe(
+            samples,
+            beam_size=s.beam_size,
+            language=s.language,
+            vad_filter=s.vad_filter,
+            word_timestamps=False,
+            without_timestamps=s.without_timestamps,
+            condition_on_previous_text=s.condition_on_previous_text,
+            prefix=prefix or None,
+            **(bias.kwargs(prefix is not None) if bias is not None else {}),
+        )
+        return list(segments), info  # segments decode lazily
 
     def warm_up(self) -> None:
         """Load the model and run it once so the first question is not the slow one."""
@@ -221,17 +273,12 @@ class Transcriber:
         t_model = time.perf_counter()
         s = self.settings
         try:
-            segments, info = model.transcribe(
-                clip.samples,
-                beam_size=s.beam_size,
-                language=s.language,
-                vad_filter=s.vad_filter,
-                word_timestamps=False,
-                without_timestamps=s.without_timestamps,
-                condition_on_previous_text=s.condition_on_previous_text,
-            )
-            segs = list(segments)  # segments decode lazily
+            bias, passes = self.bias(), 1
+            segs, info = self._pass(model, clip.samples, bias)
             text = " ".join(seg.text.strip() for seg in segs).strip()
+            second = self.hear_again(clip.samples, text) if s.bias.second_pass and text else None
+            if second is not None:
+                segs, info, text, passes = *second, 2
         except Exception as exc:  # CTranslate2/ONNX runtime failures: a message, not a traceback
             log.exception("speech recognition failed")
             raise SpeechRecognitionError(
@@ -251,34 +298,43 @@ class Transcriber:
         logprob, no_speech = self._check_confidence(segs, speech, text)
         return TranscriptResult(
             text=text, seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
-            avg_logprob=logprob, no_speech_prob=no_speech,
+            avg_logprob=logprob, no_speech_prob=no_speech, passes=passes,
         )  # fmt: skip
 
-    def decode(self, samples: np.ndarray, prefix: str | None = None, margin_s: float | None = None) -> Decoded:
+    def hear_again(self, samples: np.ndarray, text: str) -> tuple[list[Any], Any, str] | None:
+        """A second pass over a whole clip first heard as `text`, given the library's terms that
+        look or sound like its words: (segments, info, text) when it writes such a term that `text`
+        does not, else None (the first pass's words stand)."""
+        again = self.bias(hint=text)
+        if again is None or not again.hinted:
+            return None
+        segs, info = self._pass(self._load(), samples, again)
+        heard = " ".join(seg.text.strip() for seg in segs).strip()
+        if not _has_words(heard) or not writes_new_term(text, heard, again.hinted):
+            return None
+        log.debug("second pass with %s: %r → %r", again.hinted, text, heard)
+        return segs, info, heard
+
+    def decode(
+        self, samples: np.ndarray, prefix: str | None = None, margin_s: float | None = None, hint: str | None = None
+    ) -> Decoded:
         """One recognition pass over 16 kHz mono float32 `samples`, with the settings of `transcribe`
         but no input checks (a live stream calls it on its growing buffer). `prefix` is text the
         decoder takes as already said: it generates only what follows (the result includes it).
         `margin_s`: the encoder's window cut to the clip plus this margin (`models.short_window`),
-        the full window when that pass is refused."""
+        the full window when that pass is refused. `hint`: an earlier pass's words (the library's
+        terms spelled like them go first in the pass's bias)."""
         model = self._load()
         s = self.settings
         t0 = time.perf_counter()
+        bias = self.bias(hint)
         if margin_s is not None:
-            short = decode_short(model, samples, s.language, s.beam_size, s.vad_filter, prefix, margin_s)
+            short = decode_short(model, samples, s.language, s.beam_size, s.vad_filter, prefix, margin_s, bias=bias)
             if short is not None:
                 return Decoded(short.text, time.perf_counter() - t0, short.avg_logprob, short.no_speech_prob,
                                short.speech_seconds)
         try:
-            segments, info = model.transcribe(
-                samples,
-                beam_size=s.beam_size,
-                language=s.language,
-                vad_filter=s.vad_filter,
-                without_timestamps=s.without_timestamps,
-                condition_on_previous_text=s.condition_on_previous_text,
-                prefix=prefix or None,
-            )
-            segs = list(segments)
+            segs, info = self._pass(model, samples, bias, prefix)
         except Exception as exc:
             log.exception("speech recognition failed")
             raise SpeechRecognitionError(

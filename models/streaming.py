@@ -259,9 +259,10 @@ class StreamingTranscriber:
                     self._inflight_end = end
                 kind = "partial" if partial else "pause" if in_pause else "main"
                 speech_end = self._speech_end() / RATE
+                hint = self._last.text if self._last is not None else None  # the library's terms like it go first
             started = time.time()
             try:
-                result = model.decode(audio, margin_s=self.settings.window_margin_s)
+                result = model.decode(audio, margin_s=self.settings.window_margin_s, hint=hint)
             except Exception as exc:  # noqa: BLE001 - kept for finish(), which reports it
                 log.warning("streaming pass failed: %s", exc)
                 with self._cond:
@@ -372,10 +373,11 @@ class StreamingTranscriber:
             # 1.4 → 7.0 %), so the main model decodes the whole utterance; only a separate tail model
             # decodes after the committed prefix
             window = self.settings.window_margin_s
+            hint = main[0].text if main is not None else committed
             if committed and (self.tail is not None or self.settings.prefix_at_release):
-                decoded, mode = (self.tail or self.transcriber).decode(audio, committed, window), "tail"
+                decoded, mode = (self.tail or self.transcriber).decode(audio, committed, window, hint), "tail"
             else:
-                decoded, mode = self.transcriber.decode(audio, None, window), "full"
+                decoded, mode = self.transcriber.decode(audio, None, window, hint), "full"
             with self._cond:
                 self._timeline.append(PassMark("final", started, time.time(), duration, speech_end / RATE))
         text = decoded.text.strip()

@@ -94,3 +94,37 @@ def shared_transcriber(model: str = "tiny.en"):
     tr = Transcriber(SpeechSettings(model=model))
     tr.warm_up()
     return tr
+
+
+def piper_wav(folder: Path, text: str, *, name: str = "piper", length_scale: float = 1.0) -> Path:
+    """Speak `text` with Hark's Piper voice (the bundled en_US-joe-medium) into a WAV, 0.2 s of
+    silence either side."""
+    import numpy as np
+    import soundfile as sf
+
+    from models.settings import TTSSettings
+    from models.tts import Synthesiser
+
+    rate, samples = Synthesiser(TTSSettings(engine="piper", piper_length_scale=length_scale)).synthesise(text)
+    pad = np.zeros(rate // 5, np.int16)
+    out = folder / f"{name}.wav"
+    sf.write(str(out), np.concatenate([pad, samples, pad]), rate, subtype="PCM_16")
+    return out
+
+
+# a page of an R manual: the library in which "R" is a name
+R_MANUAL = """# An Introduction to R
+
+R is a language and environment for statistical computing and graphics. An R session starts when
+you run R in a terminal, or Rscript for a script. To end an R session, call q(); R asks whether to
+save the workspace image. Packages come from CRAN, the Comprehensive R Archive Network, and
+install.packages() installs them. In R a data.frame holds a table; lapply and sapply apply a
+function to each element. The help of R opens with help.start(). When R starts it reads the
+.Rprofile file; R_LIBS_USER names the folder of your own packages. RStudio is an editor for R,
+and the R console prints the prompt. Every R object has a class; NA marks a missing value in R.
+
+## The R workspace
+
+The workspace holds the objects of the R session. save.image() writes it, and R loads .RData when
+the next R session starts. Rscript runs R code without a session prompt; R CMD BATCH does too.
+"""

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from models.settings import IntentSettings, SpeechSettings
 
 
-def transcribe_command(settings: SpeechSettings, path: Path, out: Any = None) -> int:
-    """Print the transcript, then the seconds it took."""
+def transcribe_command(
+    settings: SpeechSettings, path: Path, out: Any = None, terms: Callable[[], Any] | None = None
+) -> int:
+    """Print the transcript, then the seconds it took. `terms`: the library's terms (as the app
+    gives them), made once the audio is known to be readable."""
     from models.speech import Transcriber
 
     out = out or sys.stdout
     transcriber = Transcriber(settings)
     transcriber.prepare(path)  # a bad file fails before the model loads
+    if terms is not None:
+        transcriber.vocabulary = terms()
     transcriber.warm_up()
     result = transcriber.transcribe(path)
     print(result.text, file=out)

@@ -126,9 +126,9 @@ class _Counted(Transcriber):
         super().__init__(SpeechSettings(model="tiny.en"))
         self.passes = 0
 
-    def decode(self, samples, prefix=None, margin_s=None):
+    def decode(self, samples, prefix=None, margin_s=None, hint=None):
         self.passes += 1
-        return super().decode(samples, prefix, margin_s)
+        return super().decode(samples, prefix, margin_s, hint)
 
 
 def test_partial_model_speaks_live_and_the_main_model_gives_the_transcript():
@@ -162,10 +162,10 @@ class _Timed:
         self.started: list[float] = []
         self.ended: list[float] = []
 
-    def decode(self, samples, prefix=None, margin_s=None):
+    def decode(self, samples, prefix=None, margin_s=None, hint=None):
         self.started.append(time.monotonic())
         try:
-            return self.model.decode(samples, prefix, margin_s)
+            return self.model.decode(samples, prefix, margin_s, hint)
         finally:
             self.ended.append(time.monotonic())
 

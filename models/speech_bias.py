@@ -1,0 +1,188 @@
+"""Which of the library's terms a recognition pass is given, and how (faster-whisper's `hotwords`
+or `initial_prompt`).
+
+Both go into the decoder's prompt, which holds about 224 tokens, so a pass gets the terms that fit
+`speech.bias.max_tokens`, in this order: first the terms that look like words already heard (the
+hint: an earlier pass's text; "PS to edit" → "pstoedit", "a psi" → "asy", "fresco Baldi" →
+"Frescobaldi": `matching_terms` compares one to three words heard with each term by spelling —
+letters and digits only — and by sound — eSpeak NG's phonemes, through the phonemizer Piper
+bundles), then the library's best terms (the vocabulary's order). The terms only bias the decoder: a term not spoken is not written,
+which the bench checks on speech about other things (`bench/spoken_terms.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from models.settings import BiasSettings
+
+log = logging.getLogger(__name__)
+_NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
+_WORDS = re.compile(r"[\w'\\.-]+", re.UNICODE)
+MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its spelling ("asy": by its sound)
+_FAMILY = re.compile(r"(?:\d+|s)$")  # a numbered or plural variant of another term
+MIN_SOUND = 3  # phonemes a term or words need to be matched by sound
+_NOT_SOUND = re.compile(r"[ˈˌːʲ\s,.;:!?'\-]+")  # stress, length and pauses: not what tells words apart
+# how a one-letter name is heard as a word ("an R session" → "an our session")
+LETTER_SOUNDS = {"our": "R", "are": "R", "see": "C", "sea": "C", "bee": "B", "jay": "J", "kay": "K",
+                 "queue": "Q", "cue": "Q", "tea": "T", "tee": "T"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Bias:
+    """What one pass is given."""
+
+    hotwords: str | None
+    initial_prompt: str | None
+    terms: tuple[str, ...]  # in the order given
+    hinted: tuple[str, ...] = ()  # of those, the terms matched to the words heard
+
+    def kwargs(self, prefixed: bool = False) -> dict[str, str]:
+        """faster-whisper's keyword arguments. A pass with a prefix ignores `hotwords`, so there
+        they are given as the prompt."""
+        out = {}
+        if self.hotwords and not prefixed:
+            out["hotwords"] = self.hotwords
+        prompt = self.initial_prompt or (self.hotwords if prefixed else None)
+        if prompt:
+            out["initial_prompt"] = prompt
+        return out
+
+
+def spelled(text: str) -> str:
+    """A term or phrase as letters and digits only, lower-cased ("\\tieUp" → "tieup")."""
+    return _NON_ALNUM.sub("", text).lower()
+
+
+def sound(text: str) -> str | None:
+    """How eSpeak NG (American English) says `text`, as phonemes without stress or pauses; None
+    when Piper's phonemizer is not installed. It shares Piper's lock: the phonemizer is one global."""
+    try:
+        import piper.voice as pv  # noqa: PLC0415
+        from piper.phonemize_espeak import EspeakPhonemizer  # noqa: PLC0415
+
+        with pv._ESPEAK_PHONEMIZER_LOCK:
+            if pv._ESPEAK_PHONEMIZER is None:
+                pv._ESPEAK_PHONEMIZER = EspeakPhonemizer(pv.ESPEAK_DATA_DIR)
+            said = pv._ESPEAK_PHONEMIZER.phonemize("en-us", text.replace("_", " ").replace("\\", " "))
+    except Exception:  # noqa: BLE001 - matching by spelling goes on
+        log.debug("no phonemizer", exc_info=True)
+        return None
+    return _NOT_SOUND.sub("", "".join("".join(part) for part in said))
+
+
+class TermIndex:
+    """The library's terms, their spellings and sounds, for matching words heard."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = tuple(terms)
+        self.keys: dict[str, str] = {}
+        for t in self.terms:
+            key = spelled(t)
+            if len(key) >= MIN_KEY:
+                self.keys.setdefault(key, t)
+        self._key_list = list(self.keys)  # matched by spelling (one-letter names by their sound only)
+        self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
+        for letter in self.letters:
+            self.keys.setdefault(letter.lower(), letter)
+        self.rank = {t: i for i, t in reversed(list(enumerate(self.terms)))}  # the vocabulary's order
+        self.sounds: dict[str, str] = {}  # phonemes → term (~0.25 ms a term)
+        for t in self.terms:
+            said = sound(t) if len(t) > 1 else None
+            if said is not None and len(said) >= MIN_SOUND:
+                self.sounds.setdefault(said, t)
+        self._sound_list = list(self.sounds)
+
+    def matching_terms(self, text: str, min_ratio: float, limit: int) -> list[str]:
+        """Terms whose spelling or sound is within `min_ratio` (rapidfuzz ratio, 0-100) of one to
+        three consecutive words of `text`, or a one-letter name a word of `text` sounds like ("our":
+        "R"); best match first, then the vocabulary's order; a term already written is left out."""
+        if not text or not self._key_list:
+            return []
+        from rapidfuzz import fuzz, process  # noqa: PLC0415
+
+        words = _WORDS.findall(text)
+        written = {spelled(w) for w in words}
+        found: dict[str, float] = {}
+        for w in words:  # a one-letter name heard as a word that sounds like it
+            letter = LETTER_SOUNDS.get(w.lower())
+            if letter in self.letters and letter not in words:
+                found[letter.lower()] = 100.0
+        by_sound: dict[str, float] = {}
+        for n in (1, 2, 3):
+            for i in range(len(words) - n + 1):
+                phrase = words[i : i + n]
+                query = spelled("".join(phrase))
+                if len(query) >= MIN_KEY:
+                    for key, score, _ in process.extract(
+                        query, self._key_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                    ):
+                        if key not in written:
+                            found[key] = max(found.get(key, 0.0), float(score))
+                said = sound(" ".join(phrase)) if self._sound_list else None
+                if said is not None and len(said) >= MIN_SOUND:
+                    for key, score, _ in process.extract(
+                        said, self._sound_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                    ):
+                        term = self.sounds[key]
+                        if spelled(term) not in written:
+                            by_sound[term] = max(by_sound.get(term, 0.0), float(score))
+        scored = {self.keys[k]: v for k, v in found.items()}
+        for term, score in by_sound.items():
+            scored[term] = max(scored.get(term, 0.0), score)
+        chosen: list[str] = []
+        stems: set[str] = set()
+        for term in sorted(scored, key=lambda t: (-scored[t], self.rank.get(t, len(self.rank)))):
+            stem = _FAMILY.sub("", spelled(term))  # "block2", "block3": one family, one slot
+            if stem not in stems:
+                stems.add(stem)
+                chosen.append(term)
+        return chosen[:limit]
+
+
+def writes_new_term(before: str, after: str, terms: Sequence[str]) -> bool:
+    """Whether `after` writes one of `terms` (its letters and digits, as whole words) that `before`
+    does not: only then is a second pass worth more than the first."""
+    old, new = _tokens(before), _tokens(after)
+    return any(_contains(new, t) and not _contains(old, t) for t in map(_tokens, terms))
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _NON_ALNUM.split(text.lower()) if t]
+
+
+def _contains(hay: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))
+
+
+def choose_bias(
+    index: TermIndex, settings: BiasSettings, count_tokens: Callable[[str], int], hint: str | None = None
+) -> Bias | None:
+    """The terms of one pass within the token budget, hint-matched ones first; None when off."""
+    if settings.mode == "off" or not index.terms:
+        return None
+    hinted = index.matching_terms(hint or "", settings.hint_min_ratio, settings.hint_terms) if hint else []
+    chosen: list[str] = []
+    used = 0
+    seen: set[str] = set()
+    for term in [*hinted, *index.terms[: settings.max_terms]]:
+        if term in seen:
+            continue
+        cost = count_tokens(term) + (1 if chosen else 0)  # the ", " between terms
+        if used + cost > settings.max_tokens:
+            if term in hinted:
+                continue
+            break
+        chosen.append(term)
+        seen.add(term)
+        used += cost
+    if not chosen:
+        return None
+    text = ", ".join(chosen)
+    hot = text if settings.mode in ("hotwords", "both") else None
+    prompt = text if settings.mode in ("prompt", "both") else None
+    return Bias(hot, prompt, tuple(chosen), tuple(t for t in hinted if t in seen))

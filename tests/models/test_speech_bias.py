@@ -1,0 +1,83 @@
+"""The library's terms in recognition (models/speech_bias.py, Transcriber.vocabulary): real
+faster-whisper base on real speech — a Piper question with a one-letter name, the LibriVox clips
+with an unrelated vocabulary."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from bench.wer import normalise
+from knowledge.vocabulary import build_vocabulary
+from models.audio import decode_file
+from models.settings import BiasSettings, SpeechSettings
+from models.speech import Transcriber
+from models.speech_bias import TermIndex, choose_bias
+from tests.audio_data import R_MANUAL, librivox_clips, piper_wav
+from tests.knowledge.test_vocabulary import MANUALS
+
+
+@lru_cache(maxsize=1)
+def _base() -> Transcriber:
+    tr = Transcriber(SpeechSettings(model="base"))
+    tr.warm_up()
+    return tr
+
+
+@pytest.fixture
+def base():
+    tr = _base()
+    yield tr
+    tr.vocabulary = None
+
+
+def _r_terms() -> tuple[str, ...]:
+    return tuple(build_vocabulary([("An Introduction to R", "", R_MANUAL)]).texts())
+
+
+def _manual_terms() -> tuple[str, ...]:
+    return tuple(build_vocabulary([("Manuals", "", MANUALS)]).texts())
+
+
+@pytest.fixture(scope="module")
+def r_session(tmp_path_factory) -> Path:
+    return piper_wav(tmp_path_factory.mktemp("speech"), "How do I end an R session?", name="r-session")
+
+
+def test_a_one_letter_name_of_the_library_is_heard(base, r_session) -> None:
+    base.vocabulary = _r_terms
+    text = base.transcribe(r_session).text
+    assert "r session" in " ".join(normalise(text)), text
+    # a streaming pass (models/streaming.py): the earlier pass's words are the hint
+    samples = decode_file(r_session).samples
+    passed = base.decode(samples, margin_s=6.0, hint="How do I end in our session?")
+    assert "r session" in " ".join(normalise(passed.text)), passed.text
+
+
+def test_an_unrelated_vocabulary_leaves_the_librivox_clips_as_they_were(base) -> None:
+    clips = librivox_clips()
+    plain = [base.transcribe(c.path).text for c in clips]
+    base.vocabulary = _manual_terms
+    biased = [base.transcribe(c.path).text for c in clips]
+    assert [normalise(t) for t in biased] == [normalise(t) for t in plain]
+    for text in biased:
+        assert not {"lilypond", "frescobaldi", "dpkg"} & set(normalise(text))
+
+
+def test_the_terms_fit_the_prompt_budget_and_words_heard_go_first(base) -> None:
+    terms = tuple(f"term{i}x" for i in range(300)) + ("pstoedit", "Frescobaldi", "R")
+    index = TermIndex(terms)
+    settings = BiasSettings(mode="hotwords", max_tokens=40, max_terms=300)
+    bias = choose_bias(index, settings, base._count_tokens, hint="which PS to edit version does fresco Baldi need")
+    assert bias is not None and set(bias.hinted) == {"pstoedit", "Frescobaldi"}
+    assert set(bias.terms[:2]) == {"pstoedit", "Frescobaldi"} and "R" not in bias.terms
+    tokenizer = base._load().hf_tokenizer
+    assert len(tokenizer.encode(" " + bias.hotwords, add_special_tokens=False).ids) <= 40
+    # only the words heard (no terms given to every pass): nothing without a hint, "our" → R
+    only_heard = BiasSettings(mode="prompt", max_terms=0)
+    assert choose_bias(index, only_heard, base._count_tokens, hint="the weather is fine") is None
+    heard = choose_bias(index, only_heard, base._count_tokens, hint="end our session")
+    assert heard is not None and heard.initial_prompt == "R" and heard.hotwords is None
+    assert choose_bias(TermIndex(("pstoedit",)), only_heard, base._count_tokens, hint="end our session") is None
