@@ -9,7 +9,8 @@ gets when it loads. `VoiceLoop.chunk` feeds the tab's `StreamingTranscriber` (as
 → models.streaming) and answers with what it has heard so far.
 
 Push-to-talk (hold the button or the space bar) ends the utterance when released; hands-free keeps
-the microphone open and ends it after `end_of_turn_ms` of silence, then at once starts the next
+the microphone open and ends it after `end_of_turn_ms` of silence, sooner or later when Smart-Turn
+(asked at a short pause, `turn_wait_ms`) is sure the question is over or goes on, then at once starts the next
 one, so the user can speak while Hark answers. Either way the ended utterance waits in
 `VoiceState.ended` and the page presses a hidden button whose Gradio event runs its turn: only
 the tail is left to decode. A sound of `barge_hold_ms` while an answer is spoken pauses it at
@@ -55,6 +56,8 @@ class VoiceState:
     playing: bool = False  # the page reports that it is playing a spoken answer
     idle_at: float = float("-inf")  # time.monotonic() of its last pause or end (between two sentences)
     barged: bool = False  # this utterance already interrupted Hark
+    # hands-free: Smart-Turn's verdict on the current pause (the VAD frame its speech ended at, p)
+    turn_check: tuple[int, float | None] | None = None
     # a sound paused the playback (not yet a barge-in): the VAD's count of voiced frames before it
     hold_voiced: int | None = None
     vad_seen: int = 0  # the utterance's VAD frames at the previous barge-in decision
@@ -168,10 +171,11 @@ class VoiceLoop:
             listener.end()  # the last pass starts now, not when the turn's event reaches the server
             return ChunkReply(turn=True, **flags)
         if voice.hands_free and listener.vad.heard and not listener.vad.speaking:
-            if listener.vad.silence_ms >= voice.end_of_turn_ms:
+            if listener.vad.silence_ms >= self.turn_wait_ms(voice, listener):
+                check = voice.turn_check
                 with voice.lock:
                     if voice.listener is listener:
-                        voice.marks = {"release": now_ms()}
+                        voice.marks = {"release": now_ms(), "smart_turn": check[1] if check else None}
                         voice.ended.append(listener)
                         self._start_locked(voice, utterance)
                 listener.end()
@@ -185,9 +189,28 @@ class VoiceLoop:
         vad = listener.vad
         if not vad.heard or vad.speaking or listener.passing():
             return SEND_MS
-        if listener.pausing() or (voice.hands_free and vad.silence_ms < voice.end_of_turn_ms):
+        if listener.pausing() or (voice.hands_free and vad.silence_ms < self.turn_wait_ms(voice, listener)):
             return self.settings.pause_chunk_ms
         return SEND_MS
+
+    def turn_wait_ms(self, voice: VoiceState, listener: Any) -> float:
+        """The silence that ends this hands-free turn: `end_of_turn_ms`, or with `end_of_turn: smart`,
+        once the pause reaches `smart_turn_pause_ms`, what Smart-Turn's verdict on it says (asked
+        once per pause): complete → now, incomplete → `smart_turn_wait_ms`, unsure → the silence rule."""
+        s, vad = self.settings, listener.vad
+        if s.end_of_turn != "smart" or vad.silence_ms < s.smart_turn_pause_ms:
+            return voice.end_of_turn_ms
+        check = voice.turn_check
+        if check is None or check[0] != vad.last_speech_end:
+            check = voice.turn_check = (vad.last_speech_end, self.assistant.listening.turn_complete(listener.audio()))
+        p = check[1]
+        if p is None:
+            return voice.end_of_turn_ms
+        if p >= s.smart_turn_complete:
+            return min(s.smart_turn_pause_ms, voice.end_of_turn_ms)
+        if p <= s.smart_turn_incomplete:
+            return max(s.smart_turn_wait_ms, voice.end_of_turn_ms)
+        return voice.end_of_turn_ms
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:
@@ -198,6 +221,7 @@ class VoiceLoop:
         voice.utterance = utterance
         voice.barged = False
         voice.vad_seen = 0
+        voice.turn_check = None
         if voice.hold_voiced is not None:
             voice.hold_voiced = 0  # the new utterance's VAD counts from 0
 
