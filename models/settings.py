@@ -102,6 +102,9 @@ class StreamingSettings(_Strict):
     # sound since then (short words and their pauses) reaches barge_in_ms, and goes on after
     # resume_ms of quiet (a cough, a click)
     barge_hold_ms: float = Field(96.0, ge=0)
+    # take Hark's own answer out of the microphone while it plays (models/echo.py), so its voice from
+    # the speakers is never taken for the user's: barge-in, the VAD and the transcript hear the rest
+    echo_cancel: bool = True
     resume_ms: float = Field(600.0, ge=0)
     # run the turn ahead on the pass in the speech's pause, kept when the utterance ends with those
     # words (assistant/speculation.py). auto: paid calls (a cloud LLM, the web search) wait for the

@@ -22,16 +22,20 @@ playback, the answer is marked cut off); a sound that does not become speech let
 from __future__ import annotations
 
 import html
+import io
 import logging
 import secrets
 import threading
 import time
+import wave
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from models import audio as audio_io
+from models.echo import EchoCanceller
 from models.runtime.errors import HarkError
 from models.vad import FRAME_MS
 from ui.speech_outbox import SpeechOutbox
@@ -40,6 +44,7 @@ log = logging.getLogger(__name__)
 
 CUT_OFF = " _(cut off)_"
 SENTENCE_GAP_S = 0.8
+ECHO_TAIL_S = 1.5
 
 
 @dataclass(eq=False)
@@ -66,6 +71,9 @@ class VoiceState:
     # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready, served (bench.voice)
     marks: dict[str, Any] = field(default_factory=dict)
     outbox: SpeechOutbox = field(default_factory=SpeechOutbox, repr=False)  # its spoken sentences, for the page
+    # Hark's own voice taken out of the microphone (the sentences served to the page are its reference)
+    echo: EchoCanceller = field(default_factory=EchoCanceller, repr=False)
+    served_at: float = float("-inf")  # time.monotonic() a sentence was last served to the page
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -148,7 +156,7 @@ class VoiceLoop:
             return ChunkReply(turn=end)
         if len(samples):
             try:
-                listener.feed(samples, rate)
+                listener.feed(self._without_echo(voice, samples, rate), 16000)
             except HarkError as exc:
                 log.warning("microphone chunk dropped: %s", exc.message)
         if listener.vad.speaking:  # the user speaks on: a turn run ahead on a pause's words is void
@@ -192,6 +200,28 @@ class VoiceLoop:
         if listener.pausing() or (voice.hands_free and vad.silence_ms < self.turn_wait_ms(voice, listener)):
             return self.settings.pause_chunk_ms
         return SEND_MS
+
+    def served(self, voice: VoiceState, turn: int, index: int, wav: bytes) -> None:
+        """Sentence `index` of answer `turn` left for the page: the echo canceller's reference."""
+        try:
+            with wave.open(io.BytesIO(wav)) as w:
+                pcm = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+                rate = w.getframerate()
+            samples = audio_io.from_array(pcm, rate).samples
+        except (wave.Error, EOFError, HarkError) as exc:
+            log.warning("spoken sentence unreadable for the echo canceller: %s", exc)
+            return
+        voice.served_at = time.monotonic()
+        voice.echo.reference(turn, index, samples)
+
+    def _without_echo(self, voice: VoiceState, samples: np.ndarray, rate: int) -> np.ndarray:
+        """The chunk at 16 kHz with Hark's own playback subtracted while an answer plays, and for
+        `ECHO_TAIL_S` after it paused, ended or a sentence was served (the echo is still in the air,
+        or the page's report is on its way)."""
+        x = audio_io.from_array(samples, rate).samples
+        now = time.monotonic()
+        active = voice.playing or now - max(voice.idle_at, voice.served_at) < ECHO_TAIL_S
+        return voice.echo.process(x, active=active and self.settings.echo_cancel)
 
     def turn_wait_ms(self, voice: VoiceState, listener: Any) -> float:
         """The silence that ends this hands-free turn: `end_of_turn_ms`, or with `end_of_turn: smart`,
