@@ -6,8 +6,9 @@ delayed (the audio path, the room), attenuated and coloured. `EchoCanceller` fin
 answer the microphone is (normalised cross-correlation of the last `window_s` of microphone audio
 against the whole answer, coarse at 4 kHz, then to the sample at 16 kHz), fits a short FIR filter
 (`taps`, least squares over the same window) from the answer to the microphone, and subtracts its
-output from each new chunk. What is left is the user's voice and the room, so the VAD, barge-in
-and the transcript hear the user, not Hark.
+output from each new chunk. What is left of the echo (still speech to a VAD, ~20 dB down) is
+turned down further where it is well below the echo taken out (`gate_db`); what is left then is
+the user's voice and the room, so the VAD, barge-in and the transcript hear the user, not Hark.
 
 It only subtracts what it can explain: a chunk whose energy the subtraction would raise, or a
 window whose echo return loss enhancement (ERLE) falls under `min_erle_db` (the answer paused, a gap
@@ -27,6 +28,7 @@ import numpy as np
 
 RATE = 16000
 DECIMATE = 4
+GATE_BLOCK = 256  # 16 ms
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,11 @@ class EchoStats:
 
 
 class EchoCanceller:
-    def __init__(self, taps: int = 24, window_s: float = 0.6, min_corr: float = 0.3, min_erle_db: float = 3.0):
+    def __init__(
+        self, taps: int = 24, window_s: float = 0.6, min_corr: float = 0.4, min_erle_db: float = 3.0, gate_db: float = 10.0
+    ):
         self.taps = taps
+        self.gate_db = gate_db
         self.window = int(window_s * RATE)
         self.min_corr = min_corr
         self.min_erle_db = min_erle_db
@@ -93,22 +98,23 @@ class EchoCanceller:
         y = self._cancel(x)
         if y is None:
             self._lag = self._h = None
-            if self._search():  # the playback moved (a pause, a gap between sentences): find it again
+            # the playback moved (a pause, a gap between sentences): find it again in the latest audio
+            if self._search(self.window // 2):
                 y = self._cancel(x)
         if y is None:
             return x
         self._cancelled += len(x)
         return y
 
-    def _window(self) -> tuple[np.ndarray, int]:
+    def _window(self, size: int | None = None) -> tuple[np.ndarray, int]:
         """The latest window of microphone audio and its first sample's index."""
-        m = self._history[-self.window :]
+        m = self._history[-(size or self.window) :]
         return m, self._pos - len(m)
 
-    def _search(self) -> bool:
+    def _search(self, size: int | None = None) -> bool:
         """Where in the answer the latest window is; True when found (sets the lag)."""
-        m, start = self._window()
-        if len(m) < self.window // 3 or float(np.dot(m, m)) < 1e-7 * len(m):
+        m, start = self._window(size)
+        if len(m) < (size or self.window) // 3 or float(np.dot(m, m)) < 1e-7 * len(m):
             return False
         self._searches += 1
         pad = np.zeros(len(m), np.float32)
@@ -161,7 +167,20 @@ class EchoCanceller:
         if float(np.dot(y, y)) > float(np.dot(x, x)):
             return None
         self._h = h
-        return y
+        return self._gate(y, echo)
+
+    def _gate(self, y: np.ndarray, echo: np.ndarray) -> np.ndarray:
+        """What is left of the echo is still speech to a VAD (Silero hears it ~20 dB down, under
+        room noise): a block whose residual is more than `gate_db` below the echo taken out of it
+        is that residual, and is turned down by `gate_db` more. The user's voice over the answer is
+        as loud as the echo or louder at the microphone, so its blocks pass."""
+        out = y.copy()
+        floor = 10 ** (-self.gate_db / 10)
+        for a in range(0, len(y), GATE_BLOCK):
+            r, e = y[a : a + GATE_BLOCK], echo[a : a + GATE_BLOCK]
+            if float(np.dot(r, r)) < floor * float(np.dot(e, e)):
+                out[a : a + GATE_BLOCK] *= np.sqrt(floor)
+        return out
 
 
 def _decimate(x: np.ndarray) -> np.ndarray:
