@@ -93,9 +93,9 @@ class StreamingSettings(_Strict):
     # smart_turn_wait_ms of silence (the user is mid-sentence), in between end_of_turn_ms decides;
     # silence = end_of_turn_ms always. Defaults chosen by bench/turns.py (docs/voice.md)
     end_of_turn: Literal["smart", "silence"] = "smart"
-    smart_turn_pause_ms: float = Field(224.0, ge=32)
+    smart_turn_pause_ms: float = Field(256.0, ge=32)
     smart_turn_complete: float = Field(0.99, ge=0, le=1)
-    smart_turn_incomplete: float = Field(0.5, ge=0, le=1)
+    smart_turn_incomplete: float = Field(0.2, ge=0, le=1)
     smart_turn_wait_ms: float = Field(1000.0, ge=100)
     barge_in_ms: float = Field(300.0, ge=0)  # hands-free: speech this long while Hark speaks interrupts
     # a sound this long while Hark speaks pauses the playback at once; it stops for good once the
