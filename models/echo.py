@@ -10,10 +10,12 @@ output from each new chunk. What is left of the echo (still speech to a VAD, ~20
 turned down further where it is well below the echo taken out (`gate_db`); what is left then is
 the user's voice and the room, so the VAD, barge-in and the transcript hear the user, not Hark.
 
-It only subtracts what it can explain: a chunk whose energy the subtraction would raise, or a
-window whose echo return loss enhancement (ERLE) falls under `min_erle_db` (the answer paused, a gap
-between sentences, the user talking over it), is passed on as it is and the position is searched
-again. The browser's own echo canceller (`echoCancellation: true`, ui/assets.py) runs first; this
+It only subtracts what it can explain: when the subtraction would raise a chunk's energy, or the
+echo return loss enhancement (ERLE) of the fit falls under `min_erle_db` (the answer paused, a gap
+between sentences, a glitch of the audio path, the user talking over it), the position is searched
+again in the latest chunk. A chunk that matches nothing of the answer is passed on as it is (the
+user's voice dominates it); one that matches closely (≥ 0.6) but that no fit explains yet is
+turned down 30 dB until the fit catches up (the fit only uses audio since the position was found). The browser's own echo canceller (`echoCancellation: true`, ui/assets.py) runs first; this
 is the second line, for what it leaves or when it is not there.
 
 All at 16 kHz mono float32. One canceller per browser tab; not thread-safe (the tab's chunks come
@@ -29,6 +31,9 @@ import numpy as np
 RATE = 16000
 DECIMATE = 4
 GATE_BLOCK = 256  # 16 ms
+MIN_SEARCH = 1600  # 100 ms: a microphone opened while Hark speaks is searched from its first chunk
+HOLD_DOWN = 0.03  # −30 dB: a chunk that matches the answer but that no fit explains yet
+HOLD_SCORE = 0.6  # … this closely (normalised correlation): the user's voice over it would lower it
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class EchoStats:
     erle_db: float | None  # of the latest window
     searches: int
     cancelled_s: float  # microphone audio that had the echo subtracted
+    held_down_s: float = 0.0  # microphone audio that matched the answer but no fit explained (turned down)
 
 
 class EchoCanceller:
@@ -61,6 +67,9 @@ class EchoCanceller:
         self._erle: float | None = None
         self._searches = 0
         self._cancelled = 0
+        self._suppressed = 0
+        self._found_at = 0
+        self._score = 0.0
 
     # ---- what is played -------------------------------------------------------------------------
     def reference(self, turn: int, index: int, samples: np.ndarray) -> None:
@@ -81,7 +90,9 @@ class EchoCanceller:
 
     def stats(self) -> EchoStats:
         lag = None if self._lag is None else self._lag * 1000 / RATE
-        return EchoStats(self._lag is not None, lag, self._erle, self._searches, self._cancelled / RATE)
+        return EchoStats(
+            self._lag is not None, lag, self._erle, self._searches, self._cancelled / RATE, self._suppressed / RATE
+        )
 
     # ---- the microphone -------------------------------------------------------------------------
     def process(self, x: np.ndarray, active: bool) -> np.ndarray:
@@ -94,17 +105,27 @@ class EchoCanceller:
         if not active or not self.has_reference or not len(x):
             return x
         if self._lag is None and not self._search():
-            return x
+            return x  # nothing in it matches the answer: not Hark
         y = self._cancel(x)
         if y is None:
+            # the playback moved (a pause, a gap between sentences, a glitch of the audio path), or the
+            # user speaks over it
             self._lag = self._h = None
-            # the playback moved (a pause, a gap between sentences): find it again in the latest audio
-            if self._search(self.window // 2):
-                y = self._cancel(x)
-        if y is None:
-            return x
+            if not self._search(max(MIN_SEARCH, len(x))):  # found again in the latest audio only
+                return x
+            y = self._cancel(x)
+            if y is None:
+                if self._score < HOLD_SCORE:
+                    return x  # the user's voice may be most of it: let it through
+                # it matches the answer closely but no fit explains it yet: Hark's voice on a moving
+                # path (the user over it would not match this well), held down until the fit catches up
+                return self._hold_down(x)
         self._cancelled += len(x)
         return y
+
+    def _hold_down(self, x: np.ndarray) -> np.ndarray:
+        self._suppressed += len(x)
+        return (x * HOLD_DOWN).astype(np.float32)
 
     def _window(self, size: int | None = None) -> tuple[np.ndarray, int]:
         """The latest window of microphone audio and its first sample's index."""
@@ -114,7 +135,7 @@ class EchoCanceller:
     def _search(self, size: int | None = None) -> bool:
         """Where in the answer the latest window is; True when found (sets the lag)."""
         m, start = self._window(size)
-        if len(m) < (size or self.window) // 3 or float(np.dot(m, m)) < 1e-7 * len(m):
+        if len(m) < MIN_SEARCH or float(np.dot(m, m)) < 1e-7 * len(m):
             return False
         self._searches += 1
         pad = np.zeros(len(m), np.float32)
@@ -138,6 +159,8 @@ class EchoCanceller:
                 best, at = c, k
         self._lag = start - at
         self._h = None
+        self._found_at = self._pos  # later fits use only the audio from here on
+        self._score = float(score[j])
         return True
 
     def _design(self, index: int, length: int) -> np.ndarray:
@@ -148,7 +171,8 @@ class EchoCanceller:
     def _cancel(self, x: np.ndarray) -> np.ndarray | None:
         """x minus its echo, or None when the echo path no longer fits."""
         assert self._lag is not None
-        m, start = self._window()
+        # fitted on the audio since the position was found, so a fit never spans two positions
+        m, start = self._window(max(MIN_SEARCH, len(x), min(self.window, self._pos - self._found_at)))
         a = self._design(start - self._lag, len(m))
         if float(np.abs(a).sum()) == 0.0:  # the answer is silent here: nothing to take out
             self._erle = None
@@ -158,28 +182,36 @@ class EchoCanceller:
         gram = np.einsum("ij,ik->jk", a, a)
         ridge = 1e-6 * (np.trace(gram) / self.taps + 1e-9) * np.eye(self.taps, dtype=np.float32)
         h = np.linalg.solve(gram + ridge, np.einsum("ij,i->j", a, m))
-        resid = m - np.einsum("ij,j->i", a, h)
+        fitted = np.einsum("ij,j->i", a, h)
+        resid = m - fitted
         self._erle = 10 * float(np.log10((np.dot(m, m) + 1e-12) / (np.dot(resid, resid) + 1e-12)))
         if self._erle < self.min_erle_db:
             return None
-        echo = np.einsum("ij,j->i", self._design(self._pos - len(x) - self._lag, len(x)), h)
+        echo = fitted[-len(x) :]  # x is the window's end
         y = (x - echo).astype(np.float32)
-        if float(np.dot(y, y)) > float(np.dot(x, x)):
+        ee, yy, xx = float(np.dot(echo, echo)), float(np.dot(y, y)), float(np.dot(x, x))
+        # the latest audio must be explained too (a window's ERLE hides a path that moved at its end):
+        # where the echo taken out is a real part of the chunk, what is left must be 6 dB under it
+        if yy > xx or (ee >= 0.1 * xx and yy > 0.25 * ee):
             return None
         self._h = h
-        return self._gate(y, echo)
+        return self._gate(x, y, echo)
 
-    def _gate(self, y: np.ndarray, echo: np.ndarray) -> np.ndarray:
+    def _gate(self, x: np.ndarray, y: np.ndarray, echo: np.ndarray) -> np.ndarray:
         """What is left of the echo is still speech to a VAD (Silero hears it ~20 dB down, under
         room noise): a block whose residual is more than `gate_db` below the echo taken out of it
         is that residual, and is turned down by `gate_db` more. The user's voice over the answer is
-        as loud as the echo or louder at the microphone, so its blocks pass."""
+        as loud as the echo or louder at the microphone, so its blocks pass. A block the subtraction
+        would make louder keeps the microphone's samples (the answer stopped there)."""
         out = y.copy()
         floor = 10 ** (-self.gate_db / 10)
         for a in range(0, len(y), GATE_BLOCK):
-            r, e = y[a : a + GATE_BLOCK], echo[a : a + GATE_BLOCK]
-            if float(np.dot(r, r)) < floor * float(np.dot(e, e)):
-                out[a : a + GATE_BLOCK] *= np.sqrt(floor)
+            b = slice(a, a + GATE_BLOCK)
+            r, e, m = y[b], echo[b], x[b]
+            if float(np.dot(r, r)) > float(np.dot(m, m)):
+                out[b] = m  # the answer stopped here (a pause, its end): subtracting would add its voice
+            elif float(np.dot(r, r)) < floor * float(np.dot(e, e)):
+                out[b] *= np.sqrt(floor)
         return out
 
 

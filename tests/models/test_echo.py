@@ -12,9 +12,9 @@ import pytest
 
 from models import audio as audio_io
 from models.echo import EchoCanceller
-from models.settings import TTSSettings
+from models.settings import StreamingSettings, TTSSettings
 from models.tts_piper import PiperEngine
-from models.vad import VoiceActivity
+from models.vad import FRAME_MS, VoiceActivity
 
 SENTENCES = [
     "The tenant must give the landlord a written notice period of two months.",
@@ -94,3 +94,24 @@ def test_sound_that_is_not_hark_s_is_never_taken_out(answer, user):
     inactive = _canceller(answer)
     echo = _room(answer, 100, 0.3)
     assert np.array_equal(inactive.process(echo, active=False), echo)
+
+
+@pytest.mark.parametrize("jump_ms", [10, 400])
+def test_a_path_that_moves_mid_answer_is_followed(answer, jump_ms):
+    """The audio path skips (a 10 ms glitch of the browser's audio) or the answer pauses for a
+    moment (400 ms, a hold) half-way: the rest is still taken out. The chunk the path moved in may
+    leak a sound (a brief pause of the answer, `barge_hold_ms`), never speech or a barge-in."""
+    played = np.concatenate(answer)
+    cut = len(played) // 2
+    gap = np.zeros(int(jump_ms * 16), np.float32)
+    moved = [played[:cut], np.concatenate([gap, played[cut:]])]
+    mic = _room(moved, 100, 0.4)
+    ec = _canceller(answer)
+    vad, longest = VoiceActivity(), 0
+    for at in range(0, len(mic), CHUNK):
+        vad.feed(ec.process(mic[at : at + CHUNK], active=at >= 6400))
+        longest = max(longest, vad.last_run_frames)
+    settings = StreamingSettings()
+    assert not vad.heard and longest * FRAME_MS < settings.min_speech_ms, (longest, ec.stats())
+    assert vad.voiced_frames * FRAME_MS < settings.barge_in_ms, (vad.voiced_frames, ec.stats())
+    assert ec.stats().cancelled_s > 4
