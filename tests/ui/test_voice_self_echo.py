@@ -104,7 +104,9 @@ def test_the_user_still_interrupts_over_hark_s_voice(interruption, hark_app):
         kinds = _kinds(page)
         ctx.close()
     assert kinds.index("mic-open") < kinds.index("barge-in"), kinds
-    assert "stop" in users[1] and "how much" in users[1], users
+    # the next turn is what the user said (its first sound may be clipped while the fit catches up:
+    # "stop" was heard as "top" once)
+    assert "how much" in users[1] and "flat" in users[1], users
 
 
 @pytest.fixture(scope="module")
