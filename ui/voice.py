@@ -45,6 +45,25 @@ log = logging.getLogger(__name__)
 CUT_OFF = " _(cut off)_"
 SENTENCE_GAP_S = 0.8
 ECHO_TAIL_S = 1.5
+TURN_CHECK_WAIT_S = 0.3  # at most this long for a verdict the silence rule is waiting on
+
+
+@dataclass(eq=False)
+class TurnCheck:
+    """Smart-Turn's verdict on one pause, asked on a thread so the chunk that asks is not held up."""
+
+    speech_end: int  # the VAD frame the pause's speech ended at
+    p: float | None = None  # P(complete); None: not known (yet, or the model is unavailable)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def ask(self, listening: Any, audio: np.ndarray) -> None:
+        def run() -> None:
+            try:
+                self.p = listening.turn_complete(audio)
+            finally:
+                self.done.set()
+
+        threading.Thread(target=run, name="hark-turn-end", daemon=True).start()
 
 
 @dataclass(eq=False)
@@ -61,8 +80,8 @@ class VoiceState:
     playing: bool = False  # the page reports that it is playing a spoken answer
     idle_at: float = float("-inf")  # time.monotonic() of its last pause or end (between two sentences)
     barged: bool = False  # this utterance already interrupted Hark
-    # hands-free: Smart-Turn's verdict on the current pause (the VAD frame its speech ended at, p)
-    turn_check: tuple[int, float | None] | None = None
+    # hands-free: Smart-Turn asked about the current pause (models/turn_end.py, on a thread of its own)
+    turn_check: TurnCheck | None = None
     # a sound paused the playback (not yet a barge-in): the VAD's count of voiced frames before it
     hold_voiced: int | None = None
     vad_seen: int = 0  # the utterance's VAD frames at the previous barge-in decision
@@ -183,7 +202,7 @@ class VoiceLoop:
                 check = voice.turn_check
                 with voice.lock:
                     if voice.listener is listener:
-                        voice.marks = {"release": now_ms(), "smart_turn": check[1] if check else None}
+                        voice.marks = {"release": now_ms(), "smart_turn": check.p if check else None}
                         voice.ended.append(listener)
                         self._start_locked(voice, utterance)
                 listener.end()
@@ -231,9 +250,12 @@ class VoiceLoop:
         if s.end_of_turn != "smart" or vad.silence_ms < s.smart_turn_pause_ms:
             return voice.end_of_turn_ms
         check = voice.turn_check
-        if check is None or check[0] != vad.last_speech_end:
-            check = voice.turn_check = (vad.last_speech_end, self.assistant.listening.turn_complete(listener.audio()))
-        p = check[1]
+        if check is None or check.speech_end != vad.last_speech_end:
+            check = voice.turn_check = TurnCheck(vad.last_speech_end)
+            check.ask(self.assistant.listening, listener.audio())
+        if not check.done.is_set() and vad.silence_ms >= voice.end_of_turn_ms:
+            check.done.wait(TURN_CHECK_WAIT_S)  # the silence rule would end it now: hear the verdict first
+        p = check.p if check.done.is_set() else None
         if p is None:
             return voice.end_of_turn_ms
         if p >= s.smart_turn_complete:

@@ -6,6 +6,7 @@ back; the model's verdicts within its bands."""
 from __future__ import annotations
 
 import subprocess
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -46,17 +47,21 @@ def _seconds(path) -> float:
 
 
 def _turns(path, **settings) -> list[float]:
-    """When (s of audio) each hands-free turn ended, the clip posted in 40 ms chunks."""
+    """When (s of audio) each hands-free turn ended, the clip posted in 40 ms chunks in real time
+    (the model's verdict comes on a thread of its own, as in the app)."""
     s = StreamingSettings(**settings)
-    loop = VoiceLoop(SimpleNamespace(listening=_Listening(s)), s)
+    listening = _Listening(s)
+    listening.turn_complete(np.zeros(16000, np.float32))  # loaded, as the app's warm-up does
+    loop = VoiceLoop(SimpleNamespace(listening=listening), s)
     voice = VoiceState(hands_free=True)
     voice.session = SimpleNamespace(busy=False)
     x = audio_io.load(path).samples
-    return [
-        (at + CHUNK) / 16000
-        for at in range(0, len(x), CHUNK)
-        if loop.chunk(voice, 1, x[at : at + CHUNK], 16000, end=False).turn
-    ]
+    ended, start = [], time.monotonic()
+    for at in range(0, len(x), CHUNK):
+        time.sleep(max(0.0, start + at / 16000 - time.monotonic()))
+        if loop.chunk(voice, 1, x[at : at + CHUNK], 16000, end=False).turn:
+            ended.append((at + CHUNK) / 16000)
+    return ended
 
 
 @pytest.fixture(scope="module")
