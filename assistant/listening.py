@@ -17,6 +17,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from assistant.events import AudioInput, Streamed
 from assistant.speculation import PAID, Speculation, answers_locally, conversation_key, same_hearing
 
@@ -70,6 +72,32 @@ class Listening:
         streaming = self.parts.cfg.speech.streaming
         self._extra_model(streaming.tail_model)
         self._extra_model(streaming.partial_model, streaming.partial_threads)
+        if streaming.end_of_turn == "smart" and self._turn_model() is not None:
+            self.turn_complete(np.zeros(16000, np.float32))
+
+    def _turn_model(self) -> Any:
+        """Smart-Turn v3 (models/turn_end.py), loaded once; None when it cannot be (logged once:
+        hands-free then ends turns by silence alone)."""
+        with self._lock:
+            if "turn_end" not in self._extra and "turn_end" not in self._failed:
+                from models.turn_end import TurnEnd
+
+                self._extra["turn_end"] = TurnEnd()
+        return self._extra.get("turn_end")
+
+    def turn_complete(self, audio: np.ndarray) -> float | None:
+        """P(the user's turn is complete) for 16 kHz audio ending now, or None (model unavailable)."""
+        model = self._turn_model()
+        if model is None:
+            return None
+        try:
+            return model.probability(audio)
+        except Exception:  # noqa: BLE001 - a missing package or model: the silence rule decides
+            log.warning("end-of-turn model unavailable; hands-free turns end by silence", exc_info=True)
+            with self._lock:
+                self._failed.add("turn_end")
+                self._extra.pop("turn_end", None)
+            return None
 
     def open(self, session: Session | None = None) -> StreamingTranscriber | None:
         """A live transcription for one utterance; None when speech recognition is unavailable."""

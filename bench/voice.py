@@ -12,8 +12,14 @@ Three ways to ask, in turn within each run (so load hits them alike):
 - hands-free: switch it on; the clip's end of speech (known from the file) starts the clock;
 - record-then-transcribe: the Record/Stop buttons (the whole clip is sent and transcribed at Stop);
 - barge-in (`--barge` runs): a typed question answered aloud; while Hark speaks, hands-free goes
-  on and the microphone speaks over it: the time from the start of that speech to the page
-  pausing the answer.
+  on and the microphone speaks over it, with Hark's own playback routed back into the microphone
+  too (`tests/ui/echo_path.py`: 100 ms, ×0.3, room noise): the time from the start of that speech
+  to the page pausing the answer;
+- self-playback (`--self` runs, `bench/voice_echo.py`): answers played back into the open
+  microphone (delay 50–150 ms, gain 0.1–0.5, room noise): `self_barge_ins` of `self_playbacks`;
+- paused questions (`--paused N`: N manuals questions of `bench.turn_clips`' report half, Piper and
+  eSpeak NG, a 300–800 ms pause in the middle), hands-free with the configured end of turn and
+  with the 600 ms silence rule: `false_cutoff_rate` (a turn ended inside the pause) for each.
 
 Per run: release (or end of speech) → the final transcript in the chat, → the first answer text,
 → the first `playing` of the spoken answer in the page; Hark's share = first audio minus the
@@ -43,6 +49,7 @@ from models.runtime.env import prepare_process_env  # noqa: E402
 prepare_process_env(offline=True)
 
 from bench.voice_browser import STAGES, barge_in, make_clips, one_turn, speech_onset  # noqa: E402
+from bench.voice_echo import ROOMS, browser_clip, paused_turn, self_playback  # noqa: E402
 from bench.wer import wer  # noqa: E402
 
 TTFT = 0.2
@@ -106,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--espeak", type=int, default=2, help="espeak-ng questions (≤ 3)")
     ap.add_argument("--rounds", type=int, default=1, help="times each clip is asked each way")
     ap.add_argument("--barge", type=int, default=3, help="barge-in runs (LibriVox speech over the answer)")
+    ap.add_argument("--self", dest="self_runs", type=int, default=5, help="answers played back into the microphone")
+    ap.add_argument("--paused", type=int, default=2, help="paused questions (each by two voices, two rules)")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument(
         "--modes", default=",".join(MODES), help=f"which ways to ask, comma-separated (of {', '.join(MODES)})"
@@ -137,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tests.llm_server import LLMServer, Reply
     from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, fake_microphone
+    from tests.ui.echo_path import echo_path_script
 
     load_before = os.getloadavg()
     results: dict[str, list[dict]] = {m: [] for m in modes}
@@ -191,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                 extra = fake_microphone(path, autoplay=True)
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra])
                 try:
-                    r = barge_in(browser, url, onset)
+                    r = barge_in(browser, url, onset, echo_path_script(0.1, 0.3))
                 finally:
                     browser.close()
                 stops.append(r)
@@ -200,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"stopped for good at {r['cut_ms']:.0f} ms",
                     flush=True,
                 )
+            selfs, paused = _turn_runs(p, url, base, args, streaming)
         demo.close()
     load_after = os.getloadavg()
 
@@ -274,10 +285,75 @@ def main(argv: list[str] | None = None) -> int:
             f"barge-in, {len(stops)} runs: playback paused {summary['barge_in_stop_ms_p50']} ms p50 after the user "
             f"began to speak, stopped for good at {summary['barge_in_cut_ms_p50']} ms"
         )
+    if "hands_free" in summary:
+        summary["hands_free_share_first_audio_ms_p50"] = summary["hands_free"]["hark_share_first_audio_ms_p50"]
+    summary.update(_turn_summary(selfs, paused))
     print(f"voice {voice}; load (1 min) {load_before[0]:.1f} → {load_after[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0
+
+
+def _turn_runs(p, url: str, base: Path, args, streaming) -> tuple[list[dict], list[dict]]:
+    """The self-playback runs and the paused questions (each with the configured end of turn and
+    with the silence rule), each in a browser of its own."""
+    import subprocess
+
+    from bench.turn_clips import make_turn_clips
+    from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, fake_microphone
+
+    selfs: list[dict] = []
+    if args.self_runs:
+        quiet = base / "quiet.wav"
+        subprocess.run(["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", str(quiet), "trim", "0", "90"], check=True)
+    for n in range(args.self_runs):
+        delay, gain = ROOMS[n % len(ROOMS)]
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *fake_microphone(quiet, autoplay=True)])
+        try:
+            r = self_playback(browser, url, delay, gain)
+        finally:
+            browser.close()
+        selfs.append(r)
+        print(f"self-playback {n + 1} ({r['delay_ms']} ms, ×{gain}): barge-in {r['barge_in']}, holds {r['holds']}, "
+              f"turns {r['turns']}, routed {r['routed']}", flush=True)
+    paused: list[dict] = []
+    if args.paused:
+        clips = [c for c in make_turn_clips(base / "turn_clips", 2 * args.paused) if c.pause_ms and c.half == "report"]
+        for clip in clips:
+            wav = browser_clip(clip, base)
+            for rule in ("configured", "silence"):
+                keep = streaming.end_of_turn
+                if rule == "silence":
+                    streaming.end_of_turn = "silence"
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *fake_microphone(wav, autoplay=True)])
+                try:
+                    r = paused_turn(browser, url, clip, clip.speech_end)
+                finally:
+                    browser.close()
+                    streaming.end_of_turn = keep
+                paused.append({**r, "rule": rule, "voice": clip.voice, "pause_ms": clip.pause_ms})
+                print(f"paused {clip.voice} {clip.pause_ms} ms ({rule}): turns {r['turns']}, cut off {r['cut_off']}, "
+                      f"first turn {r['first_turn_ms']} ms", flush=True)
+    return selfs, paused
+
+
+def _turn_summary(selfs: list[dict], paused: list[dict]) -> dict:
+    out: dict = {}
+    if selfs:
+        out["self_playbacks"] = len(selfs)
+        out["self_barge_ins"] = sum(r["barge_in"] for r in selfs)
+        out["self_holds"] = sum(r["holds"] for r in selfs)
+        out["self_playback_runs"] = selfs
+        print(f"self-playback: {out['self_barge_ins']} barge-ins in {len(selfs)} answers played back into the "
+              f"microphone ({out['self_holds']} holds)")
+    for rule, key in (("configured", "false_cutoff_rate"), ("silence", "false_cutoff_rate_silence_rule")):
+        runs = [r for r in paused if r["rule"] == rule]
+        if runs:
+            out[key] = round(sum(r["cut_off"] for r in runs) / len(runs), 3)
+            print(f"paused questions, {rule} end of turn: {sum(r['cut_off'] for r in runs)} of {len(runs)} cut off")
+    if paused:
+        out["paused_runs"] = paused
+    return out
 
 
 if __name__ == "__main__":

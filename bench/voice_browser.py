@@ -169,11 +169,14 @@ def _quiet(page, voice) -> None:
     page.wait_for_timeout(300)
 
 
-def barge_in(browser, url: str, onset_s: float) -> dict:
+def barge_in(browser, url: str, onset_s: float, script: str | None = None) -> dict:
     """A typed question answered aloud; once Hark speaks, hands-free goes on and the microphone
     (the file plays from the moment it opens) speaks over it. Stop latency = the page pausing the
-    answer (paused at the first sound, `barge_hold_ms`) − the start of the user's speech."""
+    answer (paused at the first sound, `barge_hold_ms`) − the start of the user's speech. `script`:
+    a page init script (bench.voice: Hark's playback routed back into the microphone)."""
     ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
+    if script:
+        ctx.add_init_script(script)
     page = ctx.new_page()
     page.goto(url)
     page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")

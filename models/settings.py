@@ -88,11 +88,23 @@ class StreamingSettings(_Strict):
     vad_threshold: float = Field(0.5, gt=0, lt=1)  # Silero speech probability
     min_speech_ms: float = Field(250.0, ge=0)  # shorter sounds (a cough, a click) are not speech
     end_of_turn_ms: float = Field(600.0, ge=100)  # hands-free: silence that ends the user's turn
+    # hands-free: smart = Smart-Turn v3 (pipecat-ai, models/turn_end.py) is asked once a pause reaches
+    # smart_turn_pause_ms: p ≥ smart_turn_complete ends the turn then, p ≤ smart_turn_incomplete waits
+    # smart_turn_wait_ms of silence (the user is mid-sentence), in between end_of_turn_ms decides;
+    # silence = end_of_turn_ms always. Defaults chosen by bench/turns.py (docs/voice.md)
+    end_of_turn: Literal["smart", "silence"] = "smart"
+    smart_turn_pause_ms: float = Field(256.0, ge=32)
+    smart_turn_complete: float = Field(0.99, ge=0, le=1)
+    smart_turn_incomplete: float = Field(0.2, ge=0, le=1)
+    smart_turn_wait_ms: float = Field(1000.0, ge=100)
     barge_in_ms: float = Field(300.0, ge=0)  # hands-free: speech this long while Hark speaks interrupts
     # a sound this long while Hark speaks pauses the playback at once; it stops for good once the
     # sound since then (short words and their pauses) reaches barge_in_ms, and goes on after
     # resume_ms of quiet (a cough, a click)
     barge_hold_ms: float = Field(96.0, ge=0)
+    # take Hark's own answer out of the microphone while it plays (models/echo.py), so its voice from
+    # the speakers is never taken for the user's: barge-in, the VAD and the transcript hear the rest
+    echo_cancel: bool = True
     resume_ms: float = Field(600.0, ge=0)
     # run the turn ahead on the pass in the speech's pause, kept when the utterance ends with those
     # words (assistant/speculation.py). auto: paid calls (a cloud LLM, the web search) wait for the

@@ -9,7 +9,8 @@ gets when it loads. `VoiceLoop.chunk` feeds the tab's `StreamingTranscriber` (as
 → models.streaming) and answers with what it has heard so far.
 
 Push-to-talk (hold the button or the space bar) ends the utterance when released; hands-free keeps
-the microphone open and ends it after `end_of_turn_ms` of silence, then at once starts the next
+the microphone open and ends it after `end_of_turn_ms` of silence, sooner or later when Smart-Turn
+(asked at a short pause, `turn_wait_ms`) is sure the question is over or goes on, then at once starts the next
 one, so the user can speak while Hark answers. Either way the ended utterance waits in
 `VoiceState.ended` and the page presses a hidden button whose Gradio event runs its turn: only
 the tail is left to decode. A sound of `barge_hold_ms` while an answer is spoken pauses it at
@@ -21,16 +22,20 @@ playback, the answer is marked cut off); a sound that does not become speech let
 from __future__ import annotations
 
 import html
+import io
 import logging
 import secrets
 import threading
 import time
+import wave
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from models import audio as audio_io
+from models.echo import EchoCanceller
 from models.runtime.errors import HarkError
 from models.vad import FRAME_MS
 from ui.speech_outbox import SpeechOutbox
@@ -39,6 +44,26 @@ log = logging.getLogger(__name__)
 
 CUT_OFF = " _(cut off)_"
 SENTENCE_GAP_S = 0.8
+ECHO_TAIL_S = 1.5
+TURN_CHECK_WAIT_S = 0.3  # at most this long for a verdict the silence rule is waiting on
+
+
+@dataclass(eq=False)
+class TurnCheck:
+    """Smart-Turn's verdict on one pause, asked on a thread so the chunk that asks is not held up."""
+
+    speech_end: int  # the VAD frame the pause's speech ended at
+    p: float | None = None  # P(complete); None: not known (yet, or the model is unavailable)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def ask(self, listening: Any, audio: np.ndarray) -> None:
+        def run() -> None:
+            try:
+                self.p = listening.turn_complete(audio)
+            finally:
+                self.done.set()
+
+        threading.Thread(target=run, name="hark-turn-end", daemon=True).start()
 
 
 @dataclass(eq=False)
@@ -55,6 +80,8 @@ class VoiceState:
     playing: bool = False  # the page reports that it is playing a spoken answer
     idle_at: float = float("-inf")  # time.monotonic() of its last pause or end (between two sentences)
     barged: bool = False  # this utterance already interrupted Hark
+    # hands-free: Smart-Turn asked about the current pause (models/turn_end.py, on a thread of its own)
+    turn_check: TurnCheck | None = None
     # a sound paused the playback (not yet a barge-in): the VAD's count of voiced frames before it
     hold_voiced: int | None = None
     vad_seen: int = 0  # the utterance's VAD frames at the previous barge-in decision
@@ -63,6 +90,9 @@ class VoiceState:
     # stt_done, turn, transcript, sources, first_token, first_clause, audio_ready, served (bench.voice)
     marks: dict[str, Any] = field(default_factory=dict)
     outbox: SpeechOutbox = field(default_factory=SpeechOutbox, repr=False)  # its spoken sentences, for the page
+    # Hark's own voice taken out of the microphone (the sentences served to the page are its reference)
+    echo: EchoCanceller = field(default_factory=EchoCanceller, repr=False)
+    served_at: float = float("-inf")  # time.monotonic() a sentence was last served to the page
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
@@ -145,7 +175,7 @@ class VoiceLoop:
             return ChunkReply(turn=end)
         if len(samples):
             try:
-                listener.feed(samples, rate)
+                listener.feed(self._without_echo(voice, samples, rate), 16000)
             except HarkError as exc:
                 log.warning("microphone chunk dropped: %s", exc.message)
         if listener.vad.speaking:  # the user speaks on: a turn run ahead on a pause's words is void
@@ -168,10 +198,11 @@ class VoiceLoop:
             listener.end()  # the last pass starts now, not when the turn's event reaches the server
             return ChunkReply(turn=True, **flags)
         if voice.hands_free and listener.vad.heard and not listener.vad.speaking:
-            if listener.vad.silence_ms >= voice.end_of_turn_ms:
+            if listener.vad.silence_ms >= self.turn_wait_ms(voice, listener):
+                check = voice.turn_check
                 with voice.lock:
                     if voice.listener is listener:
-                        voice.marks = {"release": now_ms()}
+                        voice.marks = {"release": now_ms(), "smart_turn": check.p if check else None}
                         voice.ended.append(listener)
                         self._start_locked(voice, utterance)
                 listener.end()
@@ -185,9 +216,53 @@ class VoiceLoop:
         vad = listener.vad
         if not vad.heard or vad.speaking or listener.passing():
             return SEND_MS
-        if listener.pausing() or (voice.hands_free and vad.silence_ms < voice.end_of_turn_ms):
+        if listener.pausing() or (voice.hands_free and vad.silence_ms < self.turn_wait_ms(voice, listener)):
             return self.settings.pause_chunk_ms
         return SEND_MS
+
+    def served(self, voice: VoiceState, turn: int, index: int, wav: bytes) -> None:
+        """Sentence `index` of answer `turn` left for the page: the echo canceller's reference."""
+        try:
+            with wave.open(io.BytesIO(wav)) as w:
+                pcm = np.frombuffer(w.readframes(w.getnframes()), "<i2")
+                rate = w.getframerate()
+            samples = audio_io.from_array(pcm, rate).samples
+        except (wave.Error, EOFError, HarkError) as exc:
+            log.warning("spoken sentence unreadable for the echo canceller: %s", exc)
+            return
+        voice.served_at = time.monotonic()
+        voice.echo.reference(turn, index, samples)
+
+    def _without_echo(self, voice: VoiceState, samples: np.ndarray, rate: int) -> np.ndarray:
+        """The chunk at 16 kHz with Hark's own playback subtracted while an answer plays, and for
+        `ECHO_TAIL_S` after it paused, ended or a sentence was served (the echo is still in the air,
+        or the page's report is on its way)."""
+        x = audio_io.from_array(samples, rate).samples
+        now = time.monotonic()
+        active = voice.playing or now - max(voice.idle_at, voice.served_at) < ECHO_TAIL_S
+        return voice.echo.process(x, active=active and self.settings.echo_cancel)
+
+    def turn_wait_ms(self, voice: VoiceState, listener: Any) -> float:
+        """The silence that ends this hands-free turn: `end_of_turn_ms`, or with `end_of_turn: smart`,
+        once the pause reaches `smart_turn_pause_ms`, what Smart-Turn's verdict on it says (asked
+        once per pause): complete → now, incomplete → `smart_turn_wait_ms`, unsure → the silence rule."""
+        s, vad = self.settings, listener.vad
+        if s.end_of_turn != "smart" or vad.silence_ms < s.smart_turn_pause_ms:
+            return voice.end_of_turn_ms
+        check = voice.turn_check
+        if check is None or check.speech_end != vad.last_speech_end:
+            check = voice.turn_check = TurnCheck(vad.last_speech_end)
+            check.ask(self.assistant.listening, listener.audio())
+        if not check.done.is_set() and vad.silence_ms >= voice.end_of_turn_ms:
+            check.done.wait(TURN_CHECK_WAIT_S)  # the silence rule would end it now: hear the verdict first
+        p = check.p if check.done.is_set() else None
+        if p is None:
+            return voice.end_of_turn_ms
+        if p >= s.smart_turn_complete:
+            return min(s.smart_turn_pause_ms, voice.end_of_turn_ms)
+        if p <= s.smart_turn_incomplete:
+            return max(s.smart_turn_wait_ms, voice.end_of_turn_ms)
+        return voice.end_of_turn_ms
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:
@@ -198,6 +273,7 @@ class VoiceLoop:
         voice.utterance = utterance
         voice.barged = False
         voice.vad_seen = 0
+        voice.turn_check = None
         if voice.hold_voiced is not None:
             voice.hold_voiced = 0  # the new utterance's VAD counts from 0
 

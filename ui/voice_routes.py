@@ -77,8 +77,10 @@ def mount_voice_routes(app: Any, loop: VoiceLoop) -> None:
         except ValueError:
             return JSONResponse({"error": "turn, n and after must be integers"}, status_code=400)
         item = await voice.outbox.next(turn, n, SPEECH_WAIT_S)
-        if item is not None and item.kind == "wav" and item.index == 0:
-            voice.marks.setdefault("served", now_ms())  # the first sentence left the server (bench.voice)
+        if item is not None and item.kind == "wav":
+            if item.index == 0:
+                voice.marks.setdefault("served", now_ms())  # the first sentence left the server (bench.voice)
+            loop.served(voice, item.turn, item.index, item.wav)  # what the microphone may hear back
         headers = {"Cache-Control": "no-store"}
         if item is None:
             return Response(status_code=204, headers={**headers, "X-Hark-Speech": "wait"})

@@ -4,6 +4,7 @@ The speech recogniser is not part of these decisions, so the listener here only 
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import time
 import wave
@@ -15,6 +16,7 @@ import pytest
 from models import audio as audio_io
 from models.settings import StreamingSettings
 from models.streaming import StreamingTranscriber
+from models.turn_end import TurnEnd
 from models.vad import FRAME_MS, VoiceActivity
 from tests.audio_data import shared_transcriber
 from tests.ui.conftest import speak_to_wav, vowel_blip
@@ -31,12 +33,18 @@ class _Listener:
 
     def __init__(self, settings: StreamingSettings) -> None:
         self.vad = VoiceActivity(settings.vad_threshold, settings.min_speech_ms)
+        self.heard: list[np.ndarray] = []
 
     def feed(self, samples: np.ndarray, rate: int) -> None:
-        self.vad.feed(audio_io.from_array(samples, rate).samples)
+        clip = audio_io.from_array(samples, rate).samples
+        self.heard.append(clip)
+        self.vad.feed(clip)
 
     def view(self):
         return None
+
+    def audio(self) -> np.ndarray:
+        return np.concatenate(self.heard) if self.heard else np.zeros(0, np.float32)
 
     def passing(self) -> bool:  # no recogniser here: never a pass of the main model
         return False
@@ -64,6 +72,14 @@ class _Listening:
 
     def resumed(self, session, owner) -> None:
         pass
+
+    def turn_complete(self, audio: np.ndarray) -> float:  # the real Smart-Turn model
+        return _turn_model().probability(audio)
+
+
+@functools.lru_cache(maxsize=1)
+def _turn_model() -> TurnEnd:
+    return TurnEnd()
 
 
 def _wav(path) -> np.ndarray:
@@ -161,7 +177,8 @@ class _Recognising(_Listening):
 def test_the_page_posts_sooner_while_the_next_frames_decide_the_pass_or_the_end_of_turn(tmp_path, hands_free):
     """While the user speaks, and while a pass of the main model runs, every ~100 ms; in the pause
     before its pass starts (and, hands-free, until the end of turn) every `pause_chunk_ms`."""
-    settings = StreamingSettings(interval_s=60)  # no pass while speaking: the pause's pass is the first
+    # no pass while speaking: the pause's pass is the first; the silence alone ends the turn
+    settings = StreamingSettings(interval_s=60, end_of_turn="silence")
     loop = VoiceLoop(SimpleNamespace(listening=_Recognising(settings)), settings)
     voice = VoiceState(hands_free=hands_free)
     voice.session = SimpleNamespace(busy=False)
