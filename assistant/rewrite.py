@@ -48,6 +48,7 @@ _WH_START = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|ho
 _DEFINITE = re.compile(r"\b(the|this|that|these|those)\s+([\w'’-]+(\s+[\w'’-]+)?)", re.I)
 _TERM = re.compile(r"^\s*(what|who|when|where)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
                    r"(\s+[\w'’-]+)?[\s?.!]*$", re.I)  # fmt: skip
+NEW_SUBJECT_LETTERS = 3  # a yes/no question's new subject word this long (stemmed) is its own subject
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
@@ -167,9 +168,22 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     if m and len(q.split()) <= 6:
         return "continuation"
     kept = exchanges or [last]
-    if not names_in(q, set()) and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept):
+    if not names_in(q, set()) and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept) \
+            and not _new_subject(q, kept):
         return "ellipsis"
     return ""
+
+
+def _new_subject(q: str, exchanges: list[Exchange]) -> bool:
+    """A yes/no question whose subject, the first content word after its verb, the conversation has
+    not used ("Are cats allowed?" after questions about a course): it stands on its own. ("Did the
+    band tour?" after talk of the band leans on it.)"""
+    words = q.split()
+    if not words or words[0].lower().strip(",.?!") not in _AUX:
+        return False
+    own = content_words(" ".join(words[1:]))
+    said = set(content_words(" ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)))
+    return bool(own) and own[0] not in said and len(own[0]) >= NEW_SUBJECT_LETTERS
 
 
 def leans_on(question: str, last: Exchange | None) -> bool:
