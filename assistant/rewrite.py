@@ -168,7 +168,8 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     if m and len(q.split()) <= 6:
         return "continuation"
     kept = exchanges or [last]
-    if not names_in(q, set()) and (_elliptical(q) or _definite(q, kept)) and not _names_one(q, kept) \
+    short = len(content_words(q)) <= ELLIPSIS_WORDS  # "the rent" in a longer question names its own subject
+    if not names_in(q, set()) and (_elliptical(q) or (short and _definite(q, kept))) and not _names_one(q, kept) \
             and not _new_subject(q, kept):
         return "ellipsis"
     return ""
