@@ -160,6 +160,9 @@ class TTSSettings(_Strict):
     piper_voice: str = "en_US-joe-medium"
     piper_threads: int = Field(1, ge=0)  # ONNX Runtime threads per sentence (0 = all cores)
     piper_length_scale: float = Field(1.0, ge=0.5, le=2.0)  # > 1 speaks slower
+    # the voice's random variation (None: the voice's own); 0 makes the same text the same audio (tests)
+    piper_noise_scale: float | None = Field(None, ge=0, le=2)
+    piper_noise_w: float | None = Field(None, ge=0, le=2)
     # eSpeak NG. library: libespeak-ng from the espeakng-loader wheel (pip only); command: the program
     backend: Literal["auto", "library", "command"] = "auto"
     voice: str = "en-us"

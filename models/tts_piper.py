@@ -56,7 +56,8 @@ class PiperEngine:
                 f"the Piper voice {files.model.name} could not be loaded ({type(exc).__name__}: {exc})"
             ) from exc
         self._voice = PiperVoice(session=session, config=config)
-        self._syn = SynthesisConfig(length_scale=config.length_scale * settings.piper_length_scale)
+        self._syn = SynthesisConfig(length_scale=config.length_scale * settings.piper_length_scale,
+                                    noise_scale=settings.piper_noise_scale, noise_w_scale=settings.piper_noise_w)
         self.sample_rate = int(config.sample_rate)
         self.voice = files.model.name.removesuffix(".onnx")
         self.language = str(config.espeak_voice or "en").lower()  # e.g. "en-us"

@@ -96,16 +96,17 @@ def shared_transcriber(model: str = "tiny.en"):
     return tr
 
 
-def piper_wav(folder: Path, text: str, *, name: str = "piper", length_scale: float = 1.0) -> Path:
+def piper_wav(folder: Path, text: str, *, name: str = "piper", length_scale: float = 1.0, varied: bool = False) -> Path:
     """Speak `text` with Hark's Piper voice (the bundled en_US-joe-medium) into a WAV, 0.2 s of
-    silence either side."""
+    silence either side; the same audio every run unless `varied` (Piper's random variation on)."""
     import numpy as np
     import soundfile as sf
 
     from models.settings import TTSSettings
     from models.tts import Synthesiser
 
-    rate, samples = Synthesiser(TTSSettings(engine="piper", piper_length_scale=length_scale)).synthesise(text)
+    fixed = {} if varied else {"piper_noise_scale": 0.0, "piper_noise_w": 0.0}
+    rate, samples = Synthesiser(TTSSettings(engine="piper", piper_length_scale=length_scale, **fixed)).synthesise(text)
     pad = np.zeros(rate // 5, np.int16)
     out = folder / f"{name}.wav"
     sf.write(str(out), np.concatenate([pad, samples, pad]), rate, subtype="PCM_16")
