@@ -24,7 +24,8 @@ def test_terms_follow_ingests_and_deletions(tmp_path: Path, minilm) -> None:
     Ingestor(store, minilm, IngestSettings()).ingest([lib])
     seen: list[tuple[str, ...]] = []
     terms = LibraryTerms(lambda: store, check_seconds=0.0, on_change=seen.append)
-    assert terms() == ()  # nothing known yet: the first call starts the check, it never waits
+    first = terms()  # the first call starts the check in the background and returns what is known so far
+    assert first == () or {"R", "LilyPond"} <= set(first)  # nothing yet, or (a fast check) the terms
     deadline = time.monotonic() + 10
     while not terms() and time.monotonic() < deadline:
         time.sleep(0.05)
