@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from models import audio as audio_io
+
+pytestmark = pytest.mark.alone  # with another worker busy beside it, the moving-path case once lost its lock
 from models.echo import EchoCanceller
 from models.settings import StreamingSettings, TTSSettings
 from models.tts_piper import PiperEngine
