@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from models import audio as audio_io
-
-pytestmark = pytest.mark.alone  # with another worker busy beside it, the moving-path case once lost its lock
 from models.echo import EchoCanceller
 from models.settings import StreamingSettings, TTSSettings
 from models.tts_piper import PiperEngine
 from models.vad import FRAME_MS, VoiceActivity
+
+pytestmark = pytest.mark.alone  # with another worker busy beside it, the moving-path case once lost its lock
 
 SENTENCES = [
     "The tenant must give the landlord a written notice period of two months.",
