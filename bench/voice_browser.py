@@ -169,17 +169,24 @@ def _quiet(page, voice) -> None:
     page.wait_for_timeout(300)
 
 
-def barge_in(browser, url: str, onset_s: float, script: str | None = None) -> dict:
-    """A typed question answered aloud; once Hark speaks, hands-free goes on and the microphone
-    (the file plays from the moment it opens) speaks over it. Stop latency = the page pausing the
-    answer (paused at the first sound, `barge_hold_ms`) − the start of the user's speech. `script`:
-    a page init script (bench.voice: Hark's playback routed back into the microphone)."""
+def open_voice_page(browser, url: str, script: str | None = None):
+    """A new context with the microphone allowed (`script`: a page init script), once the page's
+    voice session is ready: (context, page)."""
     ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
     if script:
         ctx.add_init_script(script)
     page = ctx.new_page()
     page.goto(url)
     page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
+    return ctx, page
+
+
+def barge_in(browser, url: str, onset_s: float, script: str | None = None) -> dict:
+    """A typed question answered aloud; once Hark speaks, hands-free goes on and the microphone
+    (the file plays from the moment it opens) speaks over it. Stop latency = the page pausing the
+    answer (paused at the first sound, `barge_hold_ms`) − the start of the user's speech. `script`:
+    a page init script (bench.voice: Hark's playback routed back into the microphone)."""
+    ctx, page = open_voice_page(browser, url, script)
     page.get_by_role("tab", name="Settings").click()
     page.locator("#speak input").check()
     page.get_by_role("tab", name="Chat").click()

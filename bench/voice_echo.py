@@ -14,24 +14,15 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from bench.voice_browser import open_voice_page
 from tests.ui.echo_path import echo_path_script
 
 QUESTION = "What notice period must the tenant give?"
 ROOMS = [(0.05, 0.5), (0.1, 0.3), (0.15, 0.1), (0.08, 0.4), (0.12, 0.2)]  # (delay s, gain) in turn
 
 
-def _page(browser, url: str, script: str | None = None):
-    ctx = browser.new_context(permissions=["microphone"], viewport={"width": 1360, "height": 900})
-    if script:
-        ctx.add_init_script(script)
-    page = ctx.new_page()
-    page.goto(url)
-    page.wait_for_function("() => document.querySelector('#voice-token textarea, #voice-token input')?.value")
-    return ctx, page
-
-
 def self_playback(browser, url: str, delay_s: float, gain: float) -> dict:
-    ctx, page = _page(browser, url, echo_path_script(delay_s, gain))
+    ctx, page = open_voice_page(browser, url, echo_path_script(delay_s, gain))
     page.get_by_role("tab", name="Settings").click()
     page.locator("#speak input").check()
     page.wait_for_timeout(500)
@@ -70,7 +61,7 @@ def browser_clip(clip, folder: Path) -> Path:
 def paused_turn(browser, url: str, clip, last_word_s: float) -> dict:
     """Hands-free over one paused question: the turns it ended with, and whether the first ended
     before the last word (a cut-off), on the page's clock from the microphone's opening."""
-    ctx, page = _page(browser, url)
+    ctx, page = open_voice_page(browser, url)
     page.get_by_role("tab", name="Settings").click()
     page.locator("#hands-free input").check()
     page.get_by_role("tab", name="Chat").click()
