@@ -29,8 +29,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.events import NOT_KNOWN
+from assistant.llm.sentence_filters import (
+    POINTER,
+    code_after,
+    code_like,
+    figure_text,
+    finished_part,
+    fold,
+    glued_heading,
+    is_heading,
+    references,
+    repeats,
+    unfinished,
+)
 from assistant.llm.words import STOP, WORD, content_words, raw_content_words, stem
-from knowledge.sentences import ends_sentence, split_sentences, whole_sentences
+from knowledge.sentences import split_sentences, whole_sentences
 from knowledge.types import Hit, LibraryWords
 
 log = logging.getLogger(__name__)
@@ -66,18 +79,6 @@ _DATE = re.compile(
     r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
     r"November|December|Januar|Februar|März|Juni|Juli|Oktober|Dezember)\b"
 )
-# three or more upper-case words at the start of a sentence that goes on in lower case
-_CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
-# a word that never ends a sentence (an article, a preposition, a conjunction)
-_DANGLING = frozenset(
-    "a an the and or but nor of to in on at by for with from as that than which whose if is are was were "
-    "der die das den dem des ein eine und oder von zu mit für auf dass als".split()
-)
-_MARKUP = re.compile(r"[<>{}=;%|\\]")
-# a pointer elsewhere ("See set xtics (p. 199).", "For details, see below."), never an answer
-_POINTER = re.compile(r"^\W*(see|refer to|siehe)\b|,\s*see\b|\bsee (below|above|later)\b", re.I)
-_PERCENT = re.compile(r"^\(?[\d.,]+%[),.;:]*$")
-_PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
@@ -134,14 +135,8 @@ def defines(question: str, sentence: str) -> bool:
     return re.match(pattern, sentence, re.I) is not None
 
 
-_REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
 
 
-def _references(sentence: str) -> bool:
-    """A line that only says where to read more ("Notation Reference: Section “Beams” in Notation
-    Reference", a run of URLs): short, and naming a section in quotes or two links."""
-    return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and not re.search(
-        r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", _REFERENCE.split(sentence)[0])
 
 
 @dataclass
@@ -189,32 +184,32 @@ class ExtractiveAnswerer:
         out: list[ScoredSentence] = []
         seen: list[str] = []
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
-            headings = {_fold(hit.title), _fold(hit.section)} - {""}
+            headings = {fold(hit.title), fold(hit.section)} - {""}
             under = hit.section
             for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
-                caps, sent = _glued_heading(sent)
+                caps, sent = glued_heading(sent)
                 if caps:
                     under = caps
                 # "… please note that": the rest is lost in the layout; "… will not. set term x11 font
                 # "arial,15" set title ’{/=20 Big}’": the example's code glued to the sentence before it
-                if _unfinished(sent) or _code_after(sent):
-                    sent = _finished_part(sent)
+                if unfinished(sent) or code_after(sent):
+                    sent = finished_part(sent)
                     if not sent:
                         continue
-                key = _fold(sent)
-                if key and _heading(sent):
+                key = fold(sent)
+                if key and is_heading(sent):
                     under = sent
-                if not key or key in headings or _heading(sent):  # a title or heading is no answer
+                if not key or key in headings or is_heading(sent):  # a title or heading is no answer
                     continue
                 if len(sent.split()) < MIN_WORDS:  # a label or a caption ("Vale of Glamorgan."), not a sentence
                     continue
-                if _code_like(sent) or _figure_text(sent):  # markup, code, a plot's axis labels: never read out
+                if code_like(sent) or figure_text(sent):  # markup, code, a plot's axis labels: never read out
                     continue
-                if _POINTER.search(sent) and len(sent.split()) <= 14:  # "See below for an illustration."
+                if POINTER.search(sent) and len(sent.split()) <= 14:  # "See below for an illustration."
                     continue
-                if _references(sent):  # "Music Glossary: Section “beam” in Music Glossary.": where to read, no answer
+                if references(sent):  # "Music Glossary: Section “beam” in Music Glossary.": where to read, no answer
                     continue
-                if any(_repeats(key, k) for k in seen):  # overlap between chunks repeats text
+                if any(repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
                 seen.append(key)
                 out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under))
@@ -347,69 +342,22 @@ def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Score
     return before
 
 
-def _heading(piece: str) -> bool:
-    """A short line without final punctuation that is not a list item: a heading or a label."""
-    s = piece.strip()
-    return len(s.split()) <= 5 and not ends_sentence(s) and not s.startswith(("-", "*", "•"))
 
 
-def _glued_heading(piece: str) -> tuple[str, str]:
-    """A capitalised heading the PDF's layout glued to the sentence after it ("RECOVERING DATA FROM
-    DAMAGED FILES bzip2 compresses files …"): (heading, sentence); ("", piece) when there is none."""
-    m = _CAPS_HEAD.match(piece)
-    if not m or not WORD.search(m.group(2)) or m.group(2).upper() == m.group(2):
-        return "", piece
-    return m.group(1).strip(), m.group(2)
 
 
-def _unfinished(piece: str) -> bool:
-    """A sentence cut off mid-phrase: no final punctuation and its last word needs a following one."""
-    s = piece.strip()
-    words = s.split()
-    return bool(words) and not ends_sentence(s) and words[-1].lower() in _DANGLING
 
 
-def _code_after(piece: str) -> bool:
-    """A piece without a final stop whose text after its last sentence end is code or markup."""
-    s = piece.strip()
-    if ends_sentence(s):
-        return False
-    head = _finished_part(s)
-    return bool(head) and _MARKUP.search(s[len(head):]) is not None
 
 
-def _code_like(piece: str) -> bool:
-    """Mostly markup or code (`<?xml version="1.0"?> <fontconfig> …`): under half its tokens are words."""
-    if not _MARKUP.search(piece):
-        return False
-    tokens = piece.split()
-    marked = sum(bool(_MARKUP.search(t)) and not _PERCENT.match(t) for t in tokens)  # "%%", "abcd.|", not "5%"
-    return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2 or (marked >= 2 and len(tokens) <= 8)
 
 
-def _figure_text(piece: str) -> bool:
-    """Labels of a figure or a table of numbers run together ("0 0.2 0.4 0.6 0.8 1 sin(2πx) cos(2πx)"):
-    under a third of its tokens are words of three letters or more."""
-    tokens = piece.split()
-    return sum(bool(re.fullmatch(r"[\"'“‘(]?[^\W\d_]{3,}[\w'’-]*[\"'”’),.:;!?]*", t)) for t in tokens) * 3 < len(tokens)
 
 
-def _finished_part(piece: str) -> str:
-    """The piece up to its last sentence end ("… by fontconfig. please note that" → "… by
-    fontconfig."), or "" when nothing before the cut ends a sentence."""
-    ends = [m.end() for m in re.finditer(r"[.!?][\"'”’)\]]*(?=\s)", piece)]
-    return piece[: ends[-1]].strip() if ends else ""
 
 
-def _repeats(a: str, b: str) -> bool:
-    """`a` and `b` (folded) are the same sentence, or one holds the other whole (a repeat, not a
-    short phrase that happens to occur in a longer sentence)."""
-    short, long = (a, b) if len(a) <= len(b) else (b, a)
-    return short == long or (len(short.split()) >= 6 and f" {short} " in f" {long} ")
 
 
-def _fold(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 # a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"

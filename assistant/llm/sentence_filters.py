@@ -1,0 +1,98 @@
+"""Which pieces of a chunk's text are never quoted as an answer, and the clean-up of the ones that are.
+
+A PDF's text comes with headings, labels, code, plot labels, pointers ("See below") and references
+glued around its sentences; the extractive answer reads the sentences out, so these tests decide what
+a sentence is (`ExtractiveAnswerer.sentences`)."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.llm.words import WORD
+from knowledge.sentences import ends_sentence
+
+# three or more upper-case words at the start of a sentence that goes on in lower case
+_CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
+# a word that never ends a sentence (an article, a preposition, a conjunction)
+_DANGLING = frozenset(
+    "a an the and or but nor of to in on at by for with from as that than which whose if is are was were "
+    "der die das den dem des ein eine und oder von zu mit für auf dass als".split()
+)
+_MARKUP = re.compile(r"[<>{}=;%|\\]")
+# a pointer elsewhere ("See set xtics (p. 199).", "For details, see below."), never an answer
+POINTER = re.compile(r"^\W*(see|refer to|siehe)\b|,\s*see\b|\bsee (below|above|later)\b", re.I)
+_PERCENT = re.compile(r"^\(?[\d.,]+%[),.;:]*$")
+_PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
+_REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
+
+
+def is_heading(piece: str) -> bool:
+    """A short line without final punctuation that is not a list item: a heading or a label."""
+    s = piece.strip()
+    return len(s.split()) <= 5 and not ends_sentence(s) and not s.startswith(("-", "*", "•"))
+
+
+def glued_heading(piece: str) -> tuple[str, str]:
+    """A capitalised heading the PDF's layout glued to the sentence after it ("RECOVERING DATA FROM
+    DAMAGED FILES bzip2 compresses files …"): (heading, sentence); ("", piece) when there is none."""
+    m = _CAPS_HEAD.match(piece)
+    if not m or not WORD.search(m.group(2)) or m.group(2).upper() == m.group(2):
+        return "", piece
+    return m.group(1).strip(), m.group(2)
+
+
+def unfinished(piece: str) -> bool:
+    """A sentence cut off mid-phrase: no final punctuation and its last word needs a following one."""
+    s = piece.strip()
+    words = s.split()
+    return bool(words) and not ends_sentence(s) and words[-1].lower() in _DANGLING
+
+
+def code_after(piece: str) -> bool:
+    """A piece without a final stop whose text after its last sentence end is code or markup."""
+    s = piece.strip()
+    if ends_sentence(s):
+        return False
+    head = finished_part(s)
+    return bool(head) and _MARKUP.search(s[len(head):]) is not None
+
+
+def code_like(piece: str) -> bool:
+    """Mostly markup or code (`<?xml version="1.0"?> <fontconfig> …`): under half its tokens are words."""
+    if not _MARKUP.search(piece):
+        return False
+    tokens = piece.split()
+    marked = sum(bool(_MARKUP.search(t)) and not _PERCENT.match(t) for t in tokens)  # "%%", "abcd.|", not "5%"
+    return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2 or (marked >= 2 and len(tokens) <= 8)
+
+
+def figure_text(piece: str) -> bool:
+    """Labels of a figure or a table of numbers run together ("0 0.2 0.4 0.6 0.8 1 sin(2πx) cos(2πx)"):
+    under a third of its tokens are words of three letters or more."""
+    tokens = piece.split()
+    return sum(bool(re.fullmatch(r"[\"'“‘(]?[^\W\d_]{3,}[\w'’-]*[\"'”’),.:;!?]*", t)) for t in tokens) * 3 < len(tokens)
+
+
+def finished_part(piece: str) -> str:
+    """The piece up to its last sentence end ("… by fontconfig. please note that" → "… by
+    fontconfig."), or "" when nothing before the cut ends a sentence."""
+    ends = [m.end() for m in re.finditer(r"[.!?][\"'”’)\]]*(?=\s)", piece)]
+    return piece[: ends[-1]].strip() if ends else ""
+
+
+def repeats(a: str, b: str) -> bool:
+    """`a` and `b` (folded) are the same sentence, or one holds the other whole (a repeat, not a
+    short phrase that happens to occur in a longer sentence)."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return short == long or (len(short.split()) >= 6 and f" {short} " in f" {long} ")
+
+
+def fold(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def references(sentence: str) -> bool:
+    """A line that only says where to read more ("Notation Reference: Section “Beams” in Notation
+    Reference", a run of URLs): short, and naming a section in quotes or two links."""
+    return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and not re.search(
+        r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", _REFERENCE.split(sentence)[0])
