@@ -7,7 +7,9 @@ holds. A term here is a word of an English question that is not ordinary English
 token of the bundled MiniLM's 30,522-piece English vocabulary: "musicxml", "sbuild", "vulkan" are
 split into pieces, "phone" and "import" are not) and that the library holds neither as written, nor
 as the start of a word (an inflection), nor one typo away with the same first letter ("densitiy",
-"lillypond", "verison" are typos of library words; "pbuilder" is not "builder"). A question with
+"lillypond", "verison" are typos of library words; "pbuilder" is not "builder"). A word that is one
+typo from an English word or joins two is ordinary ("superbowl"), unless the question writes it in
+camel case: "MuseScore" names a product. A question with
 such a term is not answered from the library: the trace says which term, and a user reads "your
 documents never mention …".
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +35,7 @@ from assistant.word_match import german
 log = logging.getLogger(__name__)
 
 MIN_LETTERS = 4
+_CAMEL = re.compile(r"[a-z][A-Z]")  # "MuseScore", "MusicXML", "LaTeX": a product's name
 
 
 @functools.lru_cache(maxsize=1)
@@ -94,9 +98,11 @@ def unknown_terms(question: str, vocabulary: Sequence[str] | None, common: froze
     if not common:
         return []
     out: list[str] = []
+    names = {w.lower() for w in WORD.findall(question) if _CAMEL.search(w)}
     for w in dict.fromkeys(WORD.findall(question.lower())):
         if len(w) < MIN_LETTERS or not w.isalpha() or w in STOP or w in common:
             continue
-        if not known(w, vocabulary) and not ordinary(w, common):
+        # a name written in camel case ("MuseScore") is a name, even when its pieces are English words
+        if not known(w, vocabulary) and (w in names or not ordinary(w, common)):
             out.append(w)
     return out

@@ -43,7 +43,7 @@ from assistant.llm.sentence_filters import (
     unfinished,
 )
 from assistant.llm.words import STOP, WORD, content_words, raw_content_words, stem
-from knowledge.sentences import split_sentences, whole_sentences
+from knowledge.sentences import ends_sentence, split_sentences, whole_sentences
 from knowledge.types import Hit, LibraryWords
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,8 @@ _DATE = re.compile(
     r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
     r"November|December|Januar|Februar|März|Juni|Juli|Oktober|Dezember)\b"
 )
-MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone
+MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
+FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
@@ -201,7 +202,7 @@ class ExtractiveAnswerer:
                     under = sent
                 if not key or key in headings or is_heading(sent):  # a title or heading is no answer
                     continue
-                if len(sent.split()) < MIN_WORDS:  # a label or a caption ("Vale of Glamorgan."), not a sentence
+                if len(sent.split()) < MIN_WORDS and not _value_row(sent):  # a label or a caption ("Vale of Glamorgan.")
                     continue
                 if code_like(sent) or figure_text(sent):  # markup, code, a plot's axis labels: never read out
                     continue
@@ -313,6 +314,9 @@ class ExtractiveAnswerer:
         if before is not None:
             return " ".join(_cite(s.text, s.block) for s in (before, best))
         close = [s for s in ranked[1:] if s.source == best.source and s.score >= best.score * self.min_relative]
+        after = _follow_on(best, ranked) if limit >= 2 else None
+        if after is not None:
+            close = [after] + [s for s in close if s is not after]
         picked = [best]
         length = len(best.text)
         for s in close:
@@ -330,6 +334,22 @@ class ExtractiveAnswerer:
 
 _ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|hence|otherwise|then|likewise|"
                       r"similarly|in (this|that|such a) case|the (latter|former))\b", re.I)
+
+
+def _value_row(piece: str) -> bool:
+    """A short sentence that states a value: a table row ("65534: User nobody.") or an option's
+    default after its description ("Defaults to 300.")."""
+    s = piece.strip()
+    return len(s.split()) >= 2 and ends_sentence(s) and bool(re.search(r"\d", s) or re.match(r"^\S+:\s", s))
+
+
+def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:
+    """The short sentence right after `best` in its chunk that states a value ("Defaults to 300.",
+    "The default is none."): it finishes what `best` says, so it comes second whatever its own score."""
+    nxt = next((s for s in ranked if s.block == best.block and s.position == best.position + 1), None)
+    if nxt is None or len(nxt.text.split()) > FOLLOW_ON_WORDS:
+        return None
+    return nxt if _value_row(nxt.text) or (ends_sentence(nxt.text) and re.search(r"\bdefaults?\b", nxt.text, re.I)) else None
 
 
 def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:

@@ -118,3 +118,28 @@ def test_a_word_the_whole_library_repeats_weighs_less_than_a_rare_one():
     first = ex.rank(question, [_hit(text)], words)[0]
     assert first.text.startswith("REJECT directs the scanner")
     assert ex.rank(question, [_hit(text)], tuple(words))[0].text.startswith("Every flex action")  # no counts
+
+
+def test_a_table_row_and_a_default_after_an_option_are_answers():
+    rows = (
+        "65534: User nobody. The corresponding gid refers to the group nogroup.\n\n"
+        "65535: This value must not be used, because it was the error return sentinel value."
+    )
+    assert ExtractiveAnswerer().answer("uid of nobody?", [_hit(rows, "policy.pdf")]).startswith("65534: User nobody [1].")
+    option = (
+        "--copy-to dir gives a directory where to copy all the scans files.\n\n"
+        "--vector-density density sets the density used to convert vector graphics scans to bitmap files.\n\n"
+        "Defaults to 300.\n\nVector images (such as PDF, EPS) are converted to bitmap images at this density."
+    )
+    answer = ExtractiveAnswerer().answer("what density does getimages convert vector scans to bitmaps at?", [_hit(option, "amc.pdf")])
+    assert answer.startswith("--vector-density density sets the density"), answer
+    assert "Defaults to 300 [1]." in answer, answer  # the value right after the option, not another match
+
+
+def test_a_short_sentence_without_a_value_does_not_follow_the_best_one():
+    text = (
+        "The maximum number of answers for a given question is limited to 199. You can not.\n\n"
+        "You may force AMC to let one or more answers as last choices with the command lastchoices."
+    )
+    answer = ExtractiveAnswerer().answer("Is there a limit on how many answers a question can have?", [_hit(text, "amc.pdf")])
+    assert answer.startswith("The maximum number of answers") and "You can not" not in answer, answer
