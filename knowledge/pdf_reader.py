@@ -126,13 +126,24 @@ def _page_lines(textpage, page_no: int, raw) -> list[Line]:
         raw.FPDFText_GetFontInfo(textpage.raw, i, buf, 96, ctypes.byref(flags))
         if _MUSIC.search(buf.value):
             continue  # a music font's glyphs (notes, clefs): no text
-        mono = bool(_MONO.search(buf.value)) or bool(flags.value & 1)  # PDF flag 1: fixed pitch
+        mono = _mono(textpage, raw, i, buf, flags)
+        if mono and aligned and len(stripped) > 24:
+            # a line opening with inline code ("DynamicLineSpanner object instead. This …") is prose:
+            # it is code only when its middle and its end are in a fixed-pitch font too
+            end = start + len(part.rstrip()) - 1
+            mono = _mono(textpage, raw, (i + end) // 2, buf, flags) and _mono(textpage, raw, end, buf, flags)
         if aligned and size > 0 and _SUPER.search(part):
             part = _drop_markers(part, start, size, textpage, raw)
         clean = fix_text(_CONTROL.sub("", part)).strip()
         if clean and (mono or not _glyph_soup(clean)):
             out.append(Line(clean, page_no, round(size, 1), y.value, x.value, mono))
     return out
+
+
+def _mono(textpage, raw, index: int, buf, flags) -> bool:
+    """Whether the character at `index` is set in a fixed-pitch (code) font."""
+    raw.FPDFText_GetFontInfo(textpage.raw, index, buf, 96, ctypes.byref(flags))
+    return bool(_MONO.search(buf.value)) or bool(flags.value & 1)  # PDF flag 1: fixed pitch
 
 
 def _glyph_soup(text: str) -> bool:

@@ -78,3 +78,11 @@ def test_a_corrupt_pdf_is_a_clear_failure(tmp_path):
         assert type(exc).__name__ in ("LoadFailed", "LoadSkipped") and str(exc)
     else:
         raise AssertionError("a corrupt PDF loaded")
+
+
+def test_a_line_opening_with_inline_code_stays_in_its_sentence():
+    doc = read_pdf(LIBTASN1)  # "asn1Parser" is set in code type at the start of the sentence's line
+    block = next(b for b in doc.blocks if "reads a single file with ASN.1 definitions" in b.text)
+    # one sentence: the line that opens with code and the prose line after it
+    assert block.text == ("asn1Parser reads a single file with ASN.1 definitions and generates a file with an "
+                          "array to use with libtasn1 functions."), block.text[:200]
