@@ -81,6 +81,8 @@ _DATE = re.compile(
 )
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
+LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
+_BULLET = re.compile(r"^\s*(?:[•◦▪‣∙·●○■□–—*-]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+")
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
@@ -187,7 +189,7 @@ class ExtractiveAnswerer:
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {fold(hit.title), fold(hit.section)} - {""}
             under = hit.section
-            for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
+            for pos, sent in enumerate(_with_first_items(whole_sentences(hit.chunk_text))):
                 caps, sent = glued_heading(sent)
                 if caps:
                     under = caps
@@ -334,6 +336,18 @@ class ExtractiveAnswerer:
 
 _ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|hence|otherwise|then|likewise|"
                       r"similarly|in (this|that|such a) case|the (latter|former))\b", re.I)
+
+
+def _with_first_items(pieces: list[str]) -> list[str]:
+    """A sentence that introduces a list ("… with a priority calculated as follows:") with the list's
+    first item after it ("… as follows: Start with a priority of 40."): read out alone, it promises
+    what it does not say. The item stays a sentence of its own too."""
+    out = list(pieces)
+    for i, (intro, item) in enumerate(zip(pieces, pieces[1:], strict=False)):
+        whole = ends_sentence(item) and not item.rstrip().endswith(":") and len(item.split()) > MIN_WORDS
+        if intro.rstrip().endswith(":") and len(WORD.findall(intro)) >= MIN_WORDS and _BULLET.match(item) and whole and len(f"{intro} {item}".split()) <= LIST_INTRO_WORDS:
+            out[i] = f"{intro.rstrip()} {_BULLET.sub('', item, count=1)}"
+    return out
 
 
 def _value_row(piece: str) -> bool:

@@ -143,3 +143,17 @@ def test_a_short_sentence_without_a_value_does_not_follow_the_best_one():
     )
     answer = ExtractiveAnswerer().answer("Is there a limit on how many answers a question can have?", [_hit(text, "amc.pdf")])
     assert answer.startswith("The maximum number of answers") and "You can not" not in answer, answer
+
+
+def test_a_sentence_introducing_a_list_is_quoted_with_its_first_item():
+    text = (
+        "Packages that provide a window manager should declare that they provide the virtual package "
+        "x-window-manager. They should also register themselves as an alternative for "
+        "/usr/bin/x-window-manager, with a priority calculated as follows:\n\n"
+        "• Start with a priority of 40.\n\n• If the window manager supports the Debian menu system, add 20 points.\n\n"
+        "You can not :\n\n• Turn a simple question into a multiple choices question."
+    )
+    answer = ExtractiveAnswerer().answer("what priority should an x-window-manager alternative start with?", [_hit(text, "policy.pdf")])
+    assert "as follows: Start with a priority of 40 [1]." in answer, answer
+    pieces = [s.text for s in ExtractiveAnswerer().sentences([_hit(text, "policy.pdf")])]
+    assert not any("You can not : Turn" in p for p in pieces), pieces  # a fragment takes no item
