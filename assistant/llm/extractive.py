@@ -32,6 +32,7 @@ from assistant.events import NOT_KNOWN
 from assistant.llm.sentence_filters import (
     POINTER,
     code_after,
+    code_examples,
     code_like,
     figure_text,
     finished_part,
@@ -81,6 +82,7 @@ _DATE = re.compile(
 )
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
+CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 _BULLET = re.compile(r"^\s*(?:[•◦▪‣∙·●○■□–—*-]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+")
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
@@ -186,6 +188,7 @@ class ExtractiveAnswerer:
         """The whole, distinct sentences of the top chunks, unscored, in evidence order."""
         out: list[ScoredSentence] = []
         seen: list[str] = []
+        examples: list[str] = []
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {fold(hit.title), fold(hit.section)} - {""}
             under = hit.section
@@ -216,6 +219,11 @@ class ExtractiveAnswerer:
                     continue
                 seen.append(key)
                 out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under))
+            for j, example in enumerate(code_examples(hit.chunk_text)):
+                key = fold(example)  # it holds its introducing sentence: a repeat only of another example
+                if key and not any(repeats(key, k) for k in examples):
+                    examples.append(key)
+                    out.append(ScoredSentence(example, block, CODE_POSITION + j, 0.0, hit.source_path, heading=hit.section))
         return out
 
     def rank(

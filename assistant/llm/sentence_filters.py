@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.llm.words import WORD
-from knowledge.sentences import ends_sentence
+from knowledge.sentences import ends_sentence, split_sentences
 
 # three or more upper-case words at the start of a sentence that goes on in lower case
 _CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
@@ -96,3 +96,30 @@ def references(sentence: str) -> bool:
     Reference", a run of URLs): short, and naming a section in quotes or two links."""
     return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and not re.search(
         r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", _REFERENCE.split(sentence)[0])
+
+
+CODE_CHARS = 120  # an example's code quoted up to this length (at a space), then "…"
+_INTRO = re.compile(r"(:|\bthe following\b[^.]*\.)\s*$", re.I)
+
+
+def code_examples(text: str) -> list[str]:
+    """Code a line of prose introduces ("rectangular block with rounded corners:" ¶ "block
+    roundrectangle(object body, …)"; "add the following content to msmtprc …" ¶ "account default host
+    … port 587 …"), as one piece: "INTRO CODE…". The answer to "which function…" or "what port…" is
+    often only in the example; the code is cut short, since it is read out."""
+    pieces = split_sentences(text)
+    out = []
+    for i, (intro, code) in enumerate(zip(pieces, pieces[1:], strict=False)):
+        if intro[:1].islower() and (i == 0 or re.search(r"\w\s*$", pieces[i - 1]) and not _code_piece(pieces[i - 1])):
+            continue  # the rest of a sentence that began before the chunk or before a break
+        if len(WORD.findall(intro)) < 2 or not _INTRO.search(intro) or code_like(intro) or not _code_piece(code):
+            continue
+        short = code if len(code) <= CODE_CHARS else code[:CODE_CHARS].rsplit(" ", 1)[0] + " …"
+        out.append(f"{intro.strip().lstrip('•◦▪-* ').rstrip()} {short}")
+    return out
+
+
+def _code_piece(piece: str) -> bool:
+    """Code or a configuration: markup-like, or opening in lower case without a sentence's end."""
+    s = piece.strip()
+    return code_like(s) or (s[:1].islower() and not ends_sentence(s) and len(s.split()) >= 3)

@@ -157,3 +157,21 @@ def test_a_sentence_introducing_a_list_is_quoted_with_its_first_item():
     assert "as follows: Start with a priority of 40 [1]." in answer, answer
     pieces = [s.text for s in ExtractiveAnswerer().sentences([_hit(text, "policy.pdf")])]
     assert not any("You can not : Turn" in p for p in pieces), pieces  # a fragment takes no item
+
+
+def test_code_a_line_introduces_is_quoted_with_its_introduction_and_cut_short():
+    text = (
+        "Asymptote code may be sent to the server directly from the command line, specifying any options "
+        "directly in the URL:\n\n• SVG output:\n\ncurl --data-binary 'import venn;' "
+        "'asymptote.ualberta.ca:10007?f=svg' | display -\n\n"
+        "This example emulates how Asymptote produces antialiased\n\ntiff output at one pixel per bp:\n\n"
+        "asy -o - venn | convert -alpha Off -density 144x144 -geometry 50%x eps:- venn.tiff"
+    )
+    answer = ExtractiveAnswerer().answer("which port does the asymptote.ualberta.ca server listen on with curl?",
+                                         [_hit(text, "asymptote.pdf")])
+    assert answer.startswith("SVG output: curl --data-binary 'import venn;' 'asymptote.ualberta.ca:10007?f=svg'"), answer
+    pieces = [s.text for s in ExtractiveAnswerer().sentences([_hit(text, "asymptote.pdf")])]
+    assert not any(p.startswith("tiff output") for p in pieces), pieces  # the rest of a broken sentence introduces nothing
+    long_code = "Then add the following content to the msmtprc file and save it.\n\n" + "account default host smtp.gmail.com port 587 " * 6
+    example = [p for p in (s.text for s in ExtractiveAnswerer().sentences([_hit(long_code, "amc.pdf")])) if "port 587" in p]
+    assert example and example[0].endswith(" …") and len(example[0]) < 200, example
