@@ -220,13 +220,16 @@ class Assistant:
 
     def reindex_previous(self, progress: Callable[[float, str], None] | None = None) -> Any:
         """Embed the library again when this embedder's index is empty and another embedder's (or
-        layout's) index holds it (`knowledge.reindex`): → (what it did, in a sentence, and the
+        layout's) index holds it, or read again the files an older reader or cut indexed
+        (`knowledge.reindex`): → (what it did, in a sentence, and the
         IngestReport), None when there was nothing to do or it failed.
         The status panel says what is happening meanwhile; a failure is logged and said there."""
-        from knowledge.reindex import reindex_plan
+        from knowledge.reindex import reindex_plan, stale_plan
 
         try:
-            plan = reindex_plan(self.parts.store.get())
+            store = self.parts.store.get()
+            ing = self.cfg.ingest
+            plan = reindex_plan(store) or stale_plan(store, ing.chunk_words, ing.overlap_words)
         except Exception as exc:  # noqa: BLE001 - the library stays as it is; the user can re-index
             log.warning("could not check for another embedder's index: %s", exc)
             return None

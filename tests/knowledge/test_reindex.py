@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from knowledge.ingest import Ingestor
-from knowledge.reindex import reindex_plan
+from knowledge.reindex import reindex_plan, stale_plan
 from knowledge.settings import IngestSettings, StoreSettings
 from knowledge.store import ChunkStore
 
@@ -53,3 +53,29 @@ def test_the_plan_gives_the_other_index_files_back_as_they_were_given(tmp_path, 
     assert after == {sp: root for sp, root in before.items() if sp != "gone.txt"}
     assert old.count() > 0  # the other index is kept apart, untouched
     assert reindex_plan(new) is None  # this embedder has its index now
+
+
+def test_files_read_or_cut_by_an_earlier_version_are_read_again(tmp_path, minilm, monkeypatch) -> None:
+    from knowledge import pdf_text
+    from tests.knowledge.docs_factory import write_text_pdf
+
+    uri = str(tmp_path / "lancedb")
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    write_text_pdf(folder / "boiler.pdf", [["The boiler is serviced every spring by the landlord."]])
+    _write(folder / "bread.txt", "Bake the sourdough bread at 230 degrees for forty minutes.")
+    store = ChunkStore.open(uri, minilm.identity, minilm.dim, StoreSettings())
+    settings = IngestSettings(isolation="inline")
+    monkeypatch.setattr(pdf_text, "VERSION", pdf_text.VERSION - 1)  # an earlier PDF reader indexed it
+    Ingestor(store, minilm, settings).ingest([folder])
+    monkeypatch.undo()
+    assert stale_plan(store, settings.chunk_words, settings.overlap_words) is not None
+    plan = stale_plan(store, settings.chunk_words, settings.overlap_words)
+    assert plan.files == 1 and plan.paths == [(folder / "boiler.pdf").resolve()]  # the PDF only
+    assert "earlier version of Hark: reading its 1 file(s) again" in plan.describe(minilm.identity)
+
+    report = Ingestor(store, minilm, settings).ingest(plan.paths)
+    assert report.totals.get("updated") == 1 and report.total_chunks == 2, report.totals  # bread.txt kept as it was
+    assert stale_plan(store, settings.chunk_words, settings.overlap_words) is None
+    other_cut = stale_plan(store, settings.chunk_words + 50, settings.overlap_words)  # another chunk size: both files
+    assert other_cut is not None and other_cut.files == 2
