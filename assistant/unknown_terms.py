@@ -35,6 +35,8 @@ from assistant.word_match import german
 log = logging.getLogger(__name__)
 
 MIN_LETTERS = 4
+TYPO_ZIPF = 1.6  # a word English text writes at least this often is a word, not a typo ("jupyter" 1.65, "cirus" 1.2)
+COMMON_ZIPF = 3.0  # … and this often, an ordinary English word even when the word list lacks it ("complicate" 3.3)
 _CAMEL = re.compile(r"[a-z][A-Z]")  # "MuseScore", "MusicXML", "LaTeX": a product's name
 
 
@@ -73,12 +75,39 @@ def known_exact(word: str, vocabulary: Sequence[str]) -> bool:
 
 
 def ordinary(word: str, common: frozenset[str]) -> bool:
-    """An English word after all: one typo from a word of the list ("plaayer", "cirus"), or two of
-    its words of 4 letters or more joined ("superbowl", "wastewater")."""
+    """An English word after all: two of the list's words of 4 letters or more joined ("superbowl",
+    "wastewater"), a form of one ("classifies"), a word English text writes often (Zipf ≥
+    `COMMON_ZIPF`), or one typo from a word of the list ("plaayer", "cirus") when it is rarely written
+    itself (Zipf < `TYPO_ZIPF`): "Vulkan" and "Jupyter", in between, are names, not typos."""
     if any(word[:i] in common and word[i:] in common for i in range(4, len(word) - 3)):
         return True
+    if any(base in common for base in _bases(word)):  # "classifies", "renderers": an English word's forms
+        return True
+    zipf = _zipf(word)
+    if zipf >= COMMON_ZIPF:  # "complicate", "covid": English text writes it often
+        return True
+    if zipf >= TYPO_ZIPF:
+        return False
     near = _by_length(common).get(len(word), ()) + _by_length(common).get(len(word) - 1, ()) + _by_length(common).get(len(word) + 1, ())
     return process.extractOne(word, near, scorer=OSA.distance, score_cutoff=1) is not None
+
+
+def _bases(word: str) -> list[str]:
+    """The forms an English inflection may come from ("classifies" → "classify", "renderers" → "renderer")."""
+    out = []
+    for suffix, repl in (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("er", ""), ("ers", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + repl)
+    return out
+
+
+def _zipf(word: str) -> float:
+    """How often English text writes `word` (wordfreq's Zipf scale; 0 when unknown or not installed)."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # the rule then forgives every typo, as without the frequencies
+        return 0.0
+    return float(zipf_frequency(word, "en"))
 
 
 @functools.lru_cache(maxsize=1)

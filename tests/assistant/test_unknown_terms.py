@@ -16,3 +16,13 @@ def test_words_the_library_holds_or_ordinary_words_are_not_terms():
     assert unknown_terms("How do I add a slur in LilyPond?", LIBRARY) == []
     assert unknown_terms("Can I import a file into Lillypond?", LIBRARY) == []  # a typo of a library word
     assert unknown_terms("How do I import a MusicXML file into LilyPond?", LIBRARY) == ["musicxml"]
+
+
+def test_a_name_one_letter_from_an_english_word_is_a_name_and_a_rare_misspelling_a_typo():
+    library = sorted({"asymptote", "renderer", "render", "opengl", "version", "run", "notebook"})
+    assert unknown_terms("Does asymptote have a Vulkan renderer?", library) == ["vulkan"]  # not "vulcan"
+    assert unknown_terms("how do i run asymptote inside a jupyter notebook", library) == ["jupyter"]
+    assert unknown_terms("which asymptote verison added the opengl renderer?", library) == []  # a typo of a library word
+    assert unknown_terms("does asymptote work in a cirus?", library) == []  # a typo of "circus", not a term
+    assert unknown_terms("how does asymptote classifies renderers?", library) == []  # forms of English words
+    assert unknown_terms("does a notebook complicate asymptote?", library) == []  # common English, not in the list
