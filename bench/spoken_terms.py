@@ -245,6 +245,9 @@ class Runner:
         got = self.cache[key]
         text, passes = (got, None) if isinstance(got, str) else got
         self.passes.append(passes)
+        if spec != "none":  # the terms written the library's way, as `transcribe` does (cached ones too)
+            self.tr.vocabulary = lambda: self.terms
+            text = self.tr.written(text)
         return text
 
     def save(self) -> None:

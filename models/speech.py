@@ -154,6 +154,18 @@ class Transcriber:
             return None
         return choose_bias(self.index_terms(terms), self.settings.bias, self._count_tokens, hint)
 
+    def written(self, text: str) -> str:
+        """The transcript with the library's terms written as the library writes them
+        (`TermIndex.write`: "AMCTXT" → "AMC-TXT"); as it is without a vocabulary."""
+        if not text or self.vocabulary is None or self.settings.bias.mode == "off":
+            return text
+        try:
+            terms = self.vocabulary()
+            return self.index_terms(terms).write(text) if terms else text
+        except Exception:  # noqa: BLE001 - the words as heard
+            log.warning("the library's terms could not be applied to the transcript", exc_info=True)
+            return text
+
     def index_terms(self, terms: Sequence[str]) -> TermIndex:
         """The index of these terms (their spellings and sounds: ~0.5 s for 2,000 terms), kept until
         the terms change; `LibraryTerms` calls it when the library changes, so no pass waits for it."""
@@ -297,7 +309,7 @@ class Transcriber:
         speech = float(info.duration_after_vad) if s.vad_filter else clip.seconds
         logprob, no_speech = self._check_confidence(segs, speech, text)
         return TranscriptResult(
-            text=text, seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
+            text=self.written(text), seconds=seconds, duration=clip.seconds, language=info.language, speech_seconds=speech,
             avg_logprob=logprob, no_speech_prob=no_speech, passes=passes,
         )  # fmt: skip
 

@@ -22,8 +22,11 @@ from models.settings import BiasSettings
 log = logging.getLogger(__name__)
 _NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 _WORDS = re.compile(r"[\w'\\.-]+", re.UNICODE)
+_WORD_SPANS = re.compile(r"[\w'.-]+", re.UNICODE)  # a word as heard, with its inner hyphens and dots
 MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its spelling ("asy": by its sound)
 _FAMILY = re.compile(r"(?:\d+|s)$")  # a numbered or plural variant of another term
+EVERYDAY_ZIPF = 3.0  # a word heard this common in English is kept as heard ("scoring", "melody")
+JOIN_LETTERS = 6  # words heard apart are written as one term only when they spell this many letters ("in it" ≠ "init")
 MIN_SOUND = 3  # phonemes a term or words need to be matched by sound
 _NOT_SOUND = re.compile(r"[ˈˌːʲ\s,.;:!?'\-]+")  # stress, length and pauses: not what tells words apart
 # how a one-letter name is heard as a word ("an R session" → "an our session")
@@ -141,6 +144,55 @@ class TermIndex:
                 stems.add(stem)
                 chosen.append(term)
         return chosen[:limit]
+
+
+    def write(self, text: str) -> str:
+        """`text` with the words that spell one of the terms written as the library writes it: one
+        word whose letters and digits are the term's ("AMCTXT", "post-inst" → "AMC-TXT", "postinst"),
+        or two or three that together are, for a name written with capitals inside ("lily pond" →
+        "LilyPond", "DEB build options" → "DEB_BUILD_OPTIONS"). Only spelling, never sound: what was
+        heard is kept, its spacing and punctuation are the library's. Ordinary words stay as heard:
+        "melody" is not LilyPond's "\\melody", nor "line width" Asymptote's "linewidth"."""
+        if not text or not self.keys:
+            return text
+        words = list(_WORD_SPANS.finditer(text))
+        out: list[str] = []
+        pos = i = 0
+        while i < len(words):
+            for n in (3, 2, 1):
+                span = words[i : i + n]
+                if len(span) < n or (n > 1 and not all(text[a.end() : b.start()] == " " for a, b in zip(span, span[1:], strict=False))):
+                    continue
+                key = spelled("".join(w.group() for w in span))
+                term = self.keys.get(key) if len(key) >= (JOIN_LETTERS if n > 1 else MIN_KEY) else None
+                if term is not None and len(term) > 1 and spelled(term) == key and _rewritable(span[0].group(), term, n):
+                    start, end = span[0].start(), span[-1].end()
+                    lead = len(span[0].group()) - len(span[0].group().lstrip("'.-"))
+                    tail = len(span[-1].group()) - len(span[-1].group().rstrip("'.-"))
+                    out.append(text[pos : start + lead] + term)
+                    pos = end - tail
+                    i += n
+                    break
+            else:
+                i += 1
+        return "".join(out) + text[pos:]
+
+
+_NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}")  # "LilyPond", "AMC-TXT", "DEB_BUILD_OPTIONS": a name, not words
+
+
+def _rewritable(first: str, term: str, n: int) -> bool:
+    """Whether heard words may be written as `term`: words joined only into a name with capitals
+    inside; one word only when it is not an everyday English word (Zipf < `EVERYDAY_ZIPF`)."""
+    if n > 1:
+        return _NAME.search(term) is not None
+    if not term[:1].isalnum() and first.isalpha():
+        return False  # "clef" said is a word, not LilyPond's command "\\clef"
+    try:
+        from wordfreq import zipf_frequency  # noqa: PLC0415
+    except ImportError:
+        return False
+    return zipf_frequency(first.lower(), "en") < EVERYDAY_ZIPF
 
 
 def writes_new_term(before: str, after: str, terms: Sequence[str]) -> bool:

@@ -387,7 +387,7 @@ class StreamingTranscriber:
             )
         self.transcriber.check_short(decoded)
         return StreamResult(
-            text=text,
+            text=self.transcriber.written(text),
             seconds=time.perf_counter() - t0,
             duration=duration,
             final_pass=mode,

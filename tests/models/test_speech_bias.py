@@ -81,3 +81,24 @@ def test_the_terms_fit_the_prompt_budget_and_words_heard_go_first(base) -> None:
     heard = choose_bias(index, only_heard, base._count_tokens, hint="end our session")
     assert heard is not None and heard.initial_prompt == "R" and heard.hotwords is None
     assert choose_bias(TermIndex(("pstoedit",)), only_heard, base._count_tokens, hint="end our session") is None
+
+
+def test_words_that_spell_a_term_are_written_the_library_s_way_and_nothing_else_changes():
+    index = TermIndex(["AMC-TXT", "LilyPond", "postinst", "init", "DEB_BUILD_OPTIONS", "\\melody", "\\clef", "linewidth"])
+    assert index.write("AMCTXT complains about a missing font.") == "AMC-TXT complains about a missing font."
+    assert index.write("How should my post-inst start it?") == "How should my postinst start it?"
+    assert index.write("Can lily pond set tablature?") == "Can LilyPond set tablature?"
+    assert index.write("put the services in it script") == "put the services in it script"  # "in it": too short to join
+    assert index.write("What is the weather in Paris?") == "What is the weather in Paris?"
+    assert index.write("my treble clef melody and the line width") == "my treble clef melody and the line width"  # words stay words
+    assert index.write("which DEB build options tag") == "which DEB_BUILD_OPTIONS tag"
+
+
+def test_a_whole_clip_transcript_writes_the_library_s_terms(base, tmp_path):
+    """Piper says "AMC-TXT"; whatever spacing whisper hears, the transcript writes the term."""
+    base.vocabulary = lambda: ("AMC-TXT", "LilyPond", "postinst")
+    try:
+        text = base.transcribe(piper_wav(tmp_path, "AMC-TXT complains about a missing font. Which font does it use?")).text
+    finally:
+        base.vocabulary = None
+    assert "AMC-TXT" in text, text

@@ -172,6 +172,9 @@ class _Timed:
     def check_short(self, decoded) -> None:
         self.model.check_short(decoded)
 
+    def written(self, text: str) -> str:
+        return self.model.written(text)
+
 
 def test_the_pass_in_the_pause_follows_a_running_partial_pass():
     """The user stops while a pass of the partial model (here the slower base) runs: the main
