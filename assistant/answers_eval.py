@@ -45,6 +45,7 @@ class AnswerRow:
     cited: list[dict[str, Any]] = field(default_factory=list)
     cited_page_right: bool | None = None
     gold_in_context: bool | None = None
+    answer_in_context: bool | None = None  # the context text an LLM is given holds an answer string
     gold_in_top5: bool | None = None
     gold_rank: int | None = None  # 1-based rank of the first hit on the gold page (None: not in the hits)
     hit_chars: list[int] = field(default_factory=list)  # each hit's text length, in rank order
@@ -114,7 +115,9 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
             row.cited_page_right = False
         builder = assistant.parts.answerer.get().builder
         blocks = builder.blocks(hits) if hits else []
-        row.context_chars = len(builder.context(hits)) if hits else 0
+        context = builder.context(hits, q["question"]) if hits else ""
+        row.context_chars = len(context)
+        row.answer_in_context = holds(context, [str(x) for x in q["answers"]])
         row.gold_in_context = any(_on_place(h.source_path, h.pages, places) for h in blocks)
         row.gold_in_top5 = any(_on_place(h.source_path, h.pages, places) for h in hits[:5])
         row.gold_rank = next((i for i, h in enumerate(hits, 1) if _on_place(h.source_path, h.pages, places)), None)
@@ -163,6 +166,7 @@ def summarise(rows: list[AnswerRow]) -> dict[str, Any]:
         "cited_page_right": rate([bool(r.cited_page_right) for r in en]),
         "gold_in_context": rate([bool(r.gold_in_context) for r in en]),
         "gold_in_top5": rate([bool(r.gold_in_top5) for r in en]),
+        "answer_in_context": rate([bool(r.answer_in_context) for r in en]),
         "context_chars_p50": statistics.median([r.context_chars for r in en]) if en else None,
         "sentences_p50": statistics.median([r.sentences for r in answered]) if answered else None,
         "at_most_two_sentences": rate([r.sentences <= 2 for r in answered if is_factual(r.question)]),
@@ -253,7 +257,7 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append(f"| {f} | {v['n']} | {v['right']} | {v['cited_page_right']} | {v['gold_in_context']} |")
     lines.append("")
     for k in ("answerable_right", "answerable_right_de", "answerable_right_de_asked_de", "out_of_scope_refused",
-              "near_domain_refused", "false_not_known", "cited_page_right", "gold_in_context", "gold_in_top5", "context_chars_p50", "sentences_p50",
+              "near_domain_refused", "false_not_known", "cited_page_right", "gold_in_context", "gold_in_top5", "answer_in_context", "context_chars_p50", "sentences_p50",
               "at_most_two_sentences", "seconds_p50", "n_answerable", "n_out_of_scope"):  # fmt: skip
         lines.append(f"{k}: {s[k]}")
     lines.append("out of scope refused by kind: " + ", ".join(f"{w} {v['refused']} (n={v['n']})" for w, v in s["per_why"].items()))

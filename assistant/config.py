@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
 from models.settings import EmbedderSettings, IntentSettings, SpeechSettings, TTSSettings
@@ -53,7 +53,21 @@ class PromptSettings(_Strict):
     reasoning: str = "rag"  # see assistant/prompts/reasoning.yaml
     relevance_check: bool = False  # ask the LLM whether the context is relevant first
     context_blocks: int = Field(8, ge=1)  # evidence chunks given to the LLM as numbered blocks
-    block_chars: int = Field(2500, ge=200)  # each block's text is cut to this many characters
+    # each block's characters by its rank (the last repeats): the first block more, later ones the
+    # sentences around the question's words (assistant/prompts/window.py); one number: every block
+    block_chars: list[int] = Field(default_factory=lambda: [2500, 1000, 500])
+
+    @field_validator("block_chars", mode="before")
+    @classmethod
+    def _budgets(cls, v: object) -> object:
+        return [v] if isinstance(v, int) else v
+
+    @field_validator("block_chars")
+    @classmethod
+    def _budgets_positive(cls, v: list[int]) -> list[int]:
+        if not v or any(n < 200 for n in v):
+            raise ValueError("block_chars: one or more budgets of at least 200 characters")
+        return v
 
 
 # the memory strategies (assistant/memory.py); the app, the terminal and the memory read this one list

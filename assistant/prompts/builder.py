@@ -18,6 +18,7 @@ import yaml
 from assistant.config import PromptSettings
 from assistant.events import NOT_KNOWN
 from assistant.llm.base import Message
+from assistant.prompts.window import budget_of, window
 from knowledge.types import Hit
 from models.runtime.errors import HarkError
 
@@ -139,17 +140,16 @@ class PromptBuilder:
         """The evidence that becomes numbered context blocks (block n = blocks[n-1])."""
         return list(evidence[: self.settings.context_blocks])
 
-    def context(self, evidence: Sequence[Hit]) -> str:
-        return "\n\n".join(self._block(n, hit) for n, hit in enumerate(self.blocks(evidence), start=1))
+    def context(self, evidence: Sequence[Hit], question: str = "") -> str:
+        """The numbered blocks; each within its rank's budget, the sentences around the question's
+        words when the chunk is longer (`prompts.window`)."""
+        return "\n\n".join(self._block(n, hit, question) for n, hit in enumerate(self.blocks(evidence), start=1))
 
-    def _block(self, n: int, hit: Hit) -> str:
+    def _block(self, n: int, hit: Hit, question: str) -> str:
         head = f"[{n}] {hit.title or hit.source_path} — {hit.source_path}"
         if hit.page_label:
             head += f", {hit.page_label}"
-        text = " ".join(hit.chunk_text.split())
-        limit = self.settings.block_chars
-        if len(text) > limit:
-            text = text[:limit].rsplit(" ", 1)[0] + " …"
+        text = window(" ".join(hit.chunk_text.split()), question, budget_of(n, self.settings.block_chars))
         return f"{head}\n{text}"
 
     def system_prompt(self, profile: Profile, strategy: Strategy) -> str:
@@ -175,12 +175,12 @@ class PromptBuilder:
         user = []
         if history.strip():
             user.append(f"Conversation so far:\n{history.strip()}")
-        user.append(f"Context:\n{self.context(evidence)}")
+        user.append(f"Context:\n{self.context(evidence, question)}")
         user.append(f"Question: {question.strip()}")
         return [Message("system", self.system_prompt(prof, strat)), Message("user", "\n\n".join(user))]
 
     def relevance_messages(self, question: str, evidence: Sequence[Hit]) -> list[Message]:
         user = (
-            f"Context:\n{self.context(evidence)}\n\nQuestion: {question.strip()}\n\nDo the blocks answer it?"
+            f"Context:\n{self.context(evidence, question)}\n\nQuestion: {question.strip()}\n\nDo the blocks answer it?"
         )
         return [Message("system", RELEVANCE_SYSTEM), Message("user", user)]

@@ -94,3 +94,18 @@ def test_the_prompt_goes_over_the_wire_and_bad_names_degrade(llm_server, keys):
     (req,) = llm_server.requests
     system, user = (m["content"] for m in req.body["messages"])
     assert "ReAct" in system and "Question: How much notice?" in user and "User: hello" in user
+
+
+def test_a_long_block_shows_the_sentences_around_the_question_within_its_rank_s_budget():
+    filler = " ".join(f"Sentence {i} is about the garden and the weather." for i in range(40))
+    text = f"{filler} The boiler is serviced every spring by the landlord. {filler}"
+    hits = [Hit(f"h{i}", f"doc{i}.txt", f"Doc {i}", text, 0.9) for i in range(4)]
+    b = PromptBuilder(PromptSettings(context_blocks=4, block_chars=[1200, 400]))
+    user = b.build("When is the boiler serviced?", hits)[1].content
+    blocks = [part.split("\n", 1)[1] for part in user.split("Context:\n")[1].split("\n\nQuestion:")[0].split("\n\n")]
+    assert [len(x) <= n + 4 for x, n in zip(blocks, (1200, 400, 400, 400), strict=True)] == [True] * 4, [len(x) for x in blocks]
+    assert all("The boiler is serviced every spring by the landlord." in x for x in blocks), blocks[1]
+    assert blocks[1].startswith("… ") and blocks[1].endswith(" …")
+    assert PromptSettings(block_chars=300).block_chars == [300]  # one number: every block
+    with pytest.raises(ValueError):
+        PromptSettings(block_chars=[100])
