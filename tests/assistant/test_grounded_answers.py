@@ -137,6 +137,8 @@ def _whole_and_distinct(answer: str, sources: list[str]) -> None:
     flat = [tidy(" ".join(re.sub(r"\n\s*\n", " ¶ ", s).split())) for s in sources]
     # a sentence a page or column break cut is quoted joined again (its second part in lower case)
     flat += [re.sub(r" ¶ (?=[\"'“‘(\[]?[a-zà-ÿ])", " ", f) for f in flat]
+    # a sentence introducing a list is quoted with the list's first item, its bullet dropped
+    flat += [re.sub(r":(?: ¶)? (?:[•◦▪‣∙·●○■□–—*-]|\(?\d{1,2}[.)]) ", ": ", f) for f in flat]
     for s in sents:
         body = s[:-1] if s[-1:] in ".!?" else s
         hits = [src for src in flat if body in src]
