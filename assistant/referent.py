@@ -39,7 +39,7 @@ from assistant.memory import Exchange
 QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 12.0
 
 _TOKEN = re.compile(r"[\w][\w'’.&-]*|[^\w\s]")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;:])(?<!\b[A-Z]\.)\s+|\n+")  # not after an initial ("William H. Seward")
 _JOIN = {"of", "the", "and", "de", "la", "le", "von", "van", "der", "del", "da", "du", "&", "for", "a"}
 _NOT_NAMES = set(
     "january february march april may june july august september october november december monday tuesday "
@@ -292,9 +292,17 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
 
 
 def _person(text: str) -> bool:
-    """Shaped like a person's name: one to four capitalised words, nothing joining them."""
+    """Shaped like a person's name: one to four capitalised words, nothing joining them; an initial
+    ("Bill W.") or a capital inside a word ("DiFiglia", "McCartney") is a person's, an acronym is not."""
     words = text.split()
-    return 1 <= len(words) <= 4 and all(w[:1].isupper() and not _acronym(w) for w in words)
+    return 1 <= len(words) <= 4 and all(w[:1].isupper() and not _upper_word(w) for w in words) \
+        and not (len(words) == 1 and len(words[0].rstrip(".")) == 1)
+
+
+def _upper_word(tok: str) -> bool:
+    """An acronym written in capitals ("CRAN", "NASA"), not a name with an inner capital."""
+    letters = [c for c in tok if c.isalpha()]
+    return len(letters) >= 2 and sum(c.isupper() for c in letters) * 2 > len(letters)
 
 
 def people(exchanges: list[Exchange]) -> set[frozenset[str]]:

@@ -27,6 +27,7 @@ from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
 from assistant.referent import mid_capitals, names_in, referent
 from assistant.swap import swap
+from assistant.topic import Topic, leans_on_topic, topic_of_conversation, with_topic
 from assistant.word_match import covered
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,8 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
     if rewriter is None:
         return Question(text, text, text)
     try:
-        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600), memory.exchanges, memory.summary)
+        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600), memory.exchanges, memory.summary,
+                              topic=topic_of_conversation(memory.questions))
     except Exception as exc:  # noqa: BLE001 - keep the question as it is
         log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
         rw = Rewrite(text, text, "none")
@@ -212,9 +214,13 @@ def _definite(q: str, exchanges: list[Exchange]) -> bool:
 def _names_one(q: str, exchanges: list[Exchange]) -> bool:
     """The question holds a word of one of the conversation's names ("Why are the amplifiers
     important?" in a conversation about Carlos Santana's Amplifiers): it names its subject."""
-    said = [t for e in exchanges for t in (e.user, e.query, e.assistant)]
+    said = _said(exchanges)
     named = {w for t in said for name in names_in(t, mid_capitals(said)) for w in content_words(name)}
     return bool(set(content_words(q)) & named)
+
+
+def _said(exchanges: list[Exchange]) -> list[str]:
+    return [t for e in exchanges for t in (e.user, e.query, e.assistant)]
 
 
 def _has_own_subject(q: str) -> bool:
@@ -241,11 +247,14 @@ class FollowUpRewriter:
         self.check = check  # off only to measure what the check prevents (bench.followups_llm)
 
     def rewrite(self, question: str, last: Exchange | None, history: str = "",
-                exchanges: list[Exchange] | None = None, summary: str = "") -> Rewrite:  # fmt: skip
+                exchanges: list[Exchange] | None = None, summary: str = "",
+                topic: Topic | None = None) -> Rewrite:  # fmt: skip
         """`exchanges`: the conversation kept verbatim, oldest first (default: `last` alone);
-        `summary`: what the memory folded away."""
+        `summary`: what the memory folded away; `topic`: what the conversation opened with."""
         kept = list(exchanges) if exchanges else ([last] if last else [])
         reason = detect(question, last, kept)
+        if not reason and last is not None and leans_on_topic(question, topic, _said(kept)):
+            reason = "topic"
         if not reason or last is None:
             return Rewrite(question, question, "none")
         if reason in _WEAK and last.assistant.strip() == NOT_KNOWN:
@@ -259,7 +268,10 @@ class FollowUpRewriter:
                 return Rewrite(question, query, "llm", reason)
             if query:
                 log.info("LLM follow-up rewrite not used: it drops the question's words or adds new ones")
-        return Rewrite(question, heuristic_rewrite(question, last, reason, kept, summary), "heuristic", reason)
+        query = question if reason == "topic" else heuristic_rewrite(question, last, reason, kept, summary)
+        if reason in TOPIC_REASONS:
+            query = with_topic(query, question, topic)
+        return Rewrite(question, query, "heuristic", reason)
 
     def _llm(self, question: str, last: Exchange, history: str) -> str | None:
         context = history.strip() or f"User: {last.user}\nAssistant: {last.assistant}"
@@ -304,6 +316,8 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     if reason == "more":
         if _MORE.match(q):
             return f"{topic} more details"
+        if _PRONOUN.search(q) and not _has_own_subject(q):  # "what else did he do?"
+            return heuristic_rewrite(q, last, "pronoun", kept, summary)
         ref = referent(kept, summary, skip=q)
         return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
     if reason == "ordinal":
@@ -338,7 +352,8 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
 _AUX = frozenset("is are was were do does did can could will would should has have had may might must".split())
-_WEAK = ("ellipsis",)  # follow-ups found by what they lack, not by a word that points back
+_WEAK = ("ellipsis", "topic")
+TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic")  # follow-ups that name the topic beside the referent  # follow-ups found by what they lack, not by a word that points back
 _REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
