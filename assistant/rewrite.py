@@ -10,8 +10,10 @@ its rewrite is used only when it keeps the question's content words and adds onl
 conversation (`consistent`). Otherwise a heuristic names what the question refers to: the
 conversation's salient noun phrase (`assistant.referent`) in place of a pronoun or after a question
 without a subject, the previous question with X in its place for "what about X" (`assistant.swap`),
-and numbered or bulleted items of the last answer for "the second one". It never pastes the previous
-question's predicate into a pronoun's place, so queries do not pile up across turns.
+and numbered or bulleted items of the last answer for "the second one" (`assistant.items`). The
+conversation's topic, what its opening question named (`assistant.topic`), is named beside the referent,
+and given to a question that names nothing. It never pastes the previous question's predicate into a
+pronoun's place, so queries do not pile up across turns.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assistant.events import NOT_KNOWN
+from assistant.items import ORDINALS, pick_item
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
@@ -53,17 +56,6 @@ NEW_SUBJECT_LETTERS = 3  # a yes/no question's new subject word this long (stemm
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
-_ORDINALS = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-    "fifth": 5, "5th": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1,
-}  # fmt: skip
-_ORDINAL = re.compile(
-    r"\b(the|that|this)\s+(?P<n>"
-    + "|".join(_ORDINALS)
-    + r")(\s+(one|item|point|option|source|result|step|thing))?\b",
-    re.I,
-)
-_NUMBER = re.compile(r"\b(number|item|point|option|step|source)\s+(?P<n>\d{1,2})\b", re.I)
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|theirs|those|these|he|him|his|she|her|hers)\b", re.I)
 _DEICTIC = re.compile(
     r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I
@@ -76,8 +68,6 @@ _WH = re.compile(
     r"the meaning of)\b\s*)?",
     re.I,
 )
-_LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$", re.M)
-_INLINE_ITEM = re.compile(r"(?:^|\s)\(?(\d{1,2})[.)]\s+(.+?)(?=\s+\(?\d{1,2}[.)]\s+|$)")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 SYSTEM_PROMPT = (
@@ -137,15 +127,6 @@ def topic_of(question: str) -> str:
     return stripped or q
 
 
-def list_items(answer: str) -> list[str]:
-    items = [m.group("item").strip() for m in _LIST_ITEM.finditer(answer or "")]
-    if len(items) < 2:
-        inline = [m.group(2).strip() for m in _INLINE_ITEM.finditer(" ".join((answer or "").split()))]
-        if len(inline) >= 2:
-            items = inline
-    return [_CITATION.sub("", it).strip().rstrip(".;,") for it in items]
-
-
 def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | None = None) -> str:
     """Why `question` is a follow-up of `last` ('' when it stands on its own); `exchanges`: the
     conversation kept (default: `last` alone), where a definite phrase or a part of a name is looked up."""
@@ -156,7 +137,7 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
         return ""
     if _MORE.match(q) or _ELSE.search(q):
         return "more"
-    if (_ORDINAL.search(q) or _NUMBER.search(q)) and _pick_item(q, last):
+    if pick_item(q, last):
         return "ordinal"
     m = _ABOUT.match(q)
     if m and len(m.group("rest").split()) <= 4:
@@ -268,7 +249,11 @@ class FollowUpRewriter:
                 return Rewrite(question, query, "llm", reason)
             if query:
                 log.info("LLM follow-up rewrite not used: it drops the question's words or adds new ones")
-        query = question if reason == "topic" else heuristic_rewrite(question, last, reason, kept, summary)
+        # "any other interesting aspects?" names the topic alone when there is one: the last referent is
+        # what the person asks to go beyond
+        own = reason == "topic" or (reason == "more" and topic is not None and not _MORE.match(question)
+                                    and not _PRONOUN.search(question))  # fmt: skip
+        query = question if own else heuristic_rewrite(question, last, reason, kept, summary)
         if reason in TOPIC_REASONS:
             query = with_topic(query, question, topic)
         return Rewrite(question, query, "heuristic", reason)
@@ -321,7 +306,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
         ref = referent(kept, summary, skip=q)
         return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
     if reason == "ordinal":
-        item = _pick_item(q, last)
+        item = pick_item(q, last)
         if item:
             return f"{item} {topic}" if _overlap(item, topic) < 0.5 else item
         return f"{q.rstrip('?.! ')} {topic}"
@@ -352,9 +337,9 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
 _AUX = frozenset("is are was were do does did can could will would should has have had may might must".split())
-_WEAK = ("ellipsis", "topic")
-TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic")  # follow-ups that name the topic beside the referent  # follow-ups found by what they lack, not by a word that points back
-_REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
+_WEAK = ("ellipsis", "topic")  # follow-ups found by what they lack, not by a word that points back
+TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic")  # follow-ups that name the topic beside the referent
+_REFERRING = frozenset(content_words(" ".join(ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
 def _with(q: str, ref: str) -> str:
@@ -389,19 +374,6 @@ def _resolve_pronouns(q: str, thing: str, person: str) -> str:
             r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {thing}", out, count=1, flags=re.I
         )
     return " ".join(out.split())
-
-
-def _pick_item(q: str, last: Exchange) -> str:
-    m = _ORDINAL.search(q)
-    n = _ORDINALS[m.group("n").lower()] if m else int(_NUMBER.search(q).group("n"))  # type: ignore[union-attr]
-    noun = (m.group(0) if m else "").lower()
-    pools = [list_items(last.assistant), list(last.sources)]
-    if "source" in noun or "result" in noun:
-        pools.reverse()
-    for pool in pools:
-        if pool and (n == -1 or 1 <= n <= len(pool)):
-            return " ".join(pool[n - 1 if n > 0 else -1].split()[:30])
-    return ""
 
 
 def _overlap(a: str, b: str) -> float:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from assistant.llm.words import STOP, content_words
-from assistant.referent import mid_capitals, names_in
+from assistant.referent import mid_capitals, names_in, terms_in
 
 _ASK = re.compile(
     r"^\s*(please\s+)?((can|could) you\s+)?(tell me( more)?( about)?|explain|describe|what|which|who|whom|whose|"
@@ -29,6 +29,7 @@ _ASK = re.compile(
 _CLAUSE = re.compile(r"[,;:?!]|(?<!\b[A-Z])\.(\s|$)")  # not after an initial ("A. C. Bhaktivedanta")
 _PAREN = re.compile(r"\s*\([^)]*\)")
 _SMALL = frozenset("of the and de la le von van der del da du for a an in on at to &".split())
+_SETTING = re.compile(r"\b(in|with|for|using|under|on)\s+(?P<np>[^,;:?!]*?)[\s.?!]*$", re.I)
 TITLE_WORDS = 6  # an opening clause this long or shorter, written as a title, is the topic
 
 
@@ -38,15 +39,15 @@ def opening_topic(question: str) -> str:
     rest = _ASK.sub("", q, count=1).strip()
     clause = _CLAUSE.split(rest, maxsplit=1)[0].strip() if rest else ""
     words = clause.split()
-    if words and len(words) <= TITLE_WORDS and words[0][:1].isupper() and all(
-        w[:1].isupper() or w[:1].isdigit() or w.lower() in _SMALL for w in words
-    ):
-        return clause
-    names = names_in(clause, set())
+    titled = bool(words) and len(words) <= TITLE_WORDS and words[0][:1].isupper() and words[0] != "I"
+    if titled and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _SMALL for w in words):
+        return clause  # written as a title: "All About Eve"
+    setting = _SETTING.search(clause)  # "… in LilyPond?": where the question is asked is its topic
+    names = names_in(setting.group("np"), mid_capitals([clause])) if setting else []
+    names = names or names_in(clause, set())
     if names:
         return names[0]
-    # a title without a name ("Boy band")
-    return clause if words and len(words) <= TITLE_WORDS and words[0][:1].isupper() else ""
+    return clause if titled else ""  # a title without a name: "Boy band"
 
 
 @dataclass(frozen=True)
@@ -84,16 +85,25 @@ def with_topic(query: str, question: str, topic: Topic | None) -> str:
 
 _WH = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|"
                  r"can|could|has|have|had|any|in|during|after|before)\b", re.I)  # fmt: skip
-_DEFINITION = re.compile(r"^\s*(what|who)\s+(is|are|was|were)\s+(an?\s+)?[\w'’-]+(\s+[\w'’-]+){0,2}[\s?.!]*$", re.I)
+_DEMONSTRATIVE = re.compile(r"\b(this|that|these|those)\s+(?!is\b|was\b|are\b|were\b)[a-z]", re.I)
+_DEFINITION = re.compile(
+    r"^\s*(what|who)\s+(is|are|was|were)\s+(an?\s+)?[\w'’-]+(\s+[\w'’-]+){0,2}[\s?.!]*$", re.I
+)
 
 
 def leans_on_topic(question: str, topic: Topic | None, said: list[str]) -> bool:
     """A question that names nothing ("Why were there financial problems?": no name, not the
-    topic's words, no word of a name the conversation `said`) in a conversation with a topic is
+    topic's words, no word of a name or a term the conversation `said`) in a conversation with a topic is
     asked of that topic; a definition ("what is folk revival?") stands on its own."""
-    if topic is None or topic.named_in(question) or names_in(question, set()):
-        return False
-    named = {w for t in said for name in names_in(t, mid_capitals(said)) for w in content_words(name)}
+    if (
+        topic is None
+        or topic.named_in(question)
+        or names_in(question, set())
+        or _DEMONSTRATIVE.search(question)
+    ):
+        return False  # "this movie", "that time": what the last exchange spoke of, not the topic
+    known = mid_capitals(said)  # a manual's terms name a subject too ("partial 8" after "\\partial")
+    named = {w for t in said for name in names_in(t, known) + terms_in(t) for w in content_words(name)}
     if set(content_words(question)) & named:
         return False
     return bool(_WH.match(question)) and not _DEFINITION.match(question)
