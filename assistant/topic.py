@@ -2,15 +2,16 @@
 
 A conversation is mostly about what its first question named ("What does CRAN stand for?": CRAN;
 "Tell me about Frank Zappa, Disbandment.": Frank Zappa). A follow-up that leans on the
-conversation ("Did they tour?", "what happened next?") is about that topic even when the last
+conversation ("Did they tour?", "what else did he do?") is about that topic even when the last
 exchange offers another referent, so the rewrite names the topic beside the referent it found:
-"Who was in the band (Frank Zappa)?". A question that already names the topic, or names something
-new to the conversation, is its own subject and gets nothing.
+"Who was in the band (Frank Zappa)?". A question that names nothing is asked of the topic; one
+that names the topic, a name or a term the conversation said, or points at the last exchange
+("this movie") gets nothing.
 
 The topic is the opening's first clause when it is written as a title ("All About Eve", "Bill W."),
-else the first name in it ("CRAN" of "CRAN stand for"). A question that names a subject the
-conversation has not spoken of starts a new topic (`Topic.follow`).
-"""
+else the first name of a closing "in X" ("… colors in Asymptote?"), else its first name ("CRAN" of
+"CRAN stand for"). It stays the opening's for the whole conversation (memory.questions keeps it
+when the window folds the opening away)."""
 
 from __future__ import annotations
 
