@@ -39,11 +39,13 @@ from assistant.memory import Exchange
 QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 12.0
 
 _TOKEN = re.compile(r"[\w][\w'’.&-]*|[^\w\s]")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;:])(?<!\b[A-Z]\.)\s+|\n+")  # not after an initial ("William H. Seward")
 _JOIN = {"of", "the", "and", "de", "la", "le", "von", "van", "der", "del", "da", "du", "&", "for", "a"}
 _NOT_NAMES = set(
     "january february march april may june july august september october november december monday tuesday "
-    "wednesday thursday friday saturday sunday i i'm tell yes no ok okay hark user assistant".split()
+    "wednesday thursday friday saturday sunday i i'm tell yes no ok okay hark user assistant "
+    # words that open a sentence before a name ("During Vicente Fernández's …")
+    "during after before since despite following although though while meanwhile however later upon".split()
 )
 _PRONOUNS = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.I)
 _COPULA = re.compile(r"^\s*(what|who|which)\s+(is|are|was|were)\s+(?P<np>.+?)[\s?.!]*$", re.I)
@@ -246,7 +248,9 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
     folded = _key(summary)
     # the subject: the first name of the conversation's opening (the summary's start once folded)
     opening, start = (summary.lower(), -1) if summary.strip() else (exchanges[0].user.lower() if exchanges else "", 0)
-    placed = [(opening.find(text.lower()), k) for k, (text, name, first) in found.items() if name and first == start]
+    opening = opening.replace(".", "")  # a name is kept without its initials' periods ("William H Seward")
+    placed = [(opening.find(text.lower().replace(".", "")), k) for k, (text, name, first) in found.items()
+              if name and first == start]  # fmt: skip
     subject = min(((at, k) for at, k in placed if at >= 0), default=(0, None), key=lambda p: p[0])[1]
     scores: dict[frozenset[str], float] = {}
     for key, (_, name, _first) in found.items():
@@ -292,9 +296,17 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
 
 
 def _person(text: str) -> bool:
-    """Shaped like a person's name: one to four capitalised words, nothing joining them."""
+    """Shaped like a person's name: one to four capitalised words, nothing joining them; an initial
+    ("Bill W.") or a capital inside a word ("DiFiglia", "McCartney") is a person's, an acronym is not."""
     words = text.split()
-    return 1 <= len(words) <= 4 and all(w[:1].isupper() and not _acronym(w) for w in words)
+    return 1 <= len(words) <= 4 and all(w[:1].isupper() and not _upper_word(w) for w in words) \
+        and not (len(words) == 1 and len(words[0].rstrip(".")) == 1)
+
+
+def _upper_word(tok: str) -> bool:
+    """An acronym written in capitals ("CRAN", "NASA"), not a name with an inner capital."""
+    letters = [c for c in tok if c.isalpha()]
+    return len(letters) >= 2 and sum(c.isupper() for c in letters) * 2 > len(letters)
 
 
 def people(exchanges: list[Exchange]) -> set[frozenset[str]]:

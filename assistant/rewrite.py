@@ -10,8 +10,10 @@ its rewrite is used only when it keeps the question's content words and adds onl
 conversation (`consistent`). Otherwise a heuristic names what the question refers to: the
 conversation's salient noun phrase (`assistant.referent`) in place of a pronoun or after a question
 without a subject, the previous question with X in its place for "what about X" (`assistant.swap`),
-and numbered or bulleted items of the last answer for "the second one". It never pastes the previous
-question's predicate into a pronoun's place, so queries do not pile up across turns.
+and numbered or bulleted items of the last answer for "the second one" (`assistant.items`). The
+conversation's topic, what its opening question named (`assistant.topic`), is named beside the referent,
+and given to a question that names nothing. It never pastes the previous question's predicate into a
+pronoun's place, so queries do not pile up across turns.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from assistant.events import NOT_KNOWN
+from assistant.items import ORDINALS, pick_item
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import ConversationMemory, Exchange
 from assistant.referent import mid_capitals, names_in, referent
 from assistant.swap import swap
+from assistant.topic import Topic, leans_on_topic, topic_of_conversation, with_topic
 from assistant.word_match import covered
 
 log = logging.getLogger(__name__)
@@ -52,17 +56,6 @@ NEW_SUBJECT_LETTERS = 3  # a yes/no question's new subject word this long (stemm
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
-_ORDINALS = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-    "fifth": 5, "5th": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10, "last": -1,
-}  # fmt: skip
-_ORDINAL = re.compile(
-    r"\b(the|that|this)\s+(?P<n>"
-    + "|".join(_ORDINALS)
-    + r")(\s+(one|item|point|option|source|result|step|thing))?\b",
-    re.I,
-)
-_NUMBER = re.compile(r"\b(number|item|point|option|step|source)\s+(?P<n>\d{1,2})\b", re.I)
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|theirs|those|these|he|him|his|she|her|hers)\b", re.I)
 _DEICTIC = re.compile(
     r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I
@@ -75,8 +68,6 @@ _WH = re.compile(
     r"the meaning of)\b\s*)?",
     re.I,
 )
-_LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$", re.M)
-_INLINE_ITEM = re.compile(r"(?:^|\s)\(?(\d{1,2})[.)]\s+(.+?)(?=\s+\(?\d{1,2}[.)]\s+|$)")
 _CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 SYSTEM_PROMPT = (
@@ -117,7 +108,8 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
     if rewriter is None:
         return Question(text, text, text)
     try:
-        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600), memory.exchanges, memory.summary)
+        rw = rewriter.rewrite(text, memory.last, memory.history(budget=600), memory.exchanges, memory.summary,
+                              topic=topic_of_conversation(memory.questions))
     except Exception as exc:  # noqa: BLE001 - keep the question as it is
         log.warning("follow-up rewrite failed (%s)", type(exc).__name__)
         rw = Rewrite(text, text, "none")
@@ -135,15 +127,6 @@ def topic_of(question: str) -> str:
     return stripped or q
 
 
-def list_items(answer: str) -> list[str]:
-    items = [m.group("item").strip() for m in _LIST_ITEM.finditer(answer or "")]
-    if len(items) < 2:
-        inline = [m.group(2).strip() for m in _INLINE_ITEM.finditer(" ".join((answer or "").split()))]
-        if len(inline) >= 2:
-            items = inline
-    return [_CITATION.sub("", it).strip().rstrip(".;,") for it in items]
-
-
 def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | None = None) -> str:
     """Why `question` is a follow-up of `last` ('' when it stands on its own); `exchanges`: the
     conversation kept (default: `last` alone), where a definite phrase or a part of a name is looked up."""
@@ -154,7 +137,7 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
         return ""
     if _MORE.match(q) or _ELSE.search(q):
         return "more"
-    if (_ORDINAL.search(q) or _NUMBER.search(q)) and _pick_item(q, last):
+    if pick_item(q, last):
         return "ordinal"
     m = _ABOUT.match(q)
     if m and len(m.group("rest").split()) <= 4:
@@ -212,9 +195,13 @@ def _definite(q: str, exchanges: list[Exchange]) -> bool:
 def _names_one(q: str, exchanges: list[Exchange]) -> bool:
     """The question holds a word of one of the conversation's names ("Why are the amplifiers
     important?" in a conversation about Carlos Santana's Amplifiers): it names its subject."""
-    said = [t for e in exchanges for t in (e.user, e.query, e.assistant)]
+    said = _said(exchanges)
     named = {w for t in said for name in names_in(t, mid_capitals(said)) for w in content_words(name)}
     return bool(set(content_words(q)) & named)
+
+
+def _said(exchanges: list[Exchange]) -> list[str]:
+    return [t for e in exchanges for t in (e.user, e.query, e.assistant)]
 
 
 def _has_own_subject(q: str) -> bool:
@@ -241,11 +228,14 @@ class FollowUpRewriter:
         self.check = check  # off only to measure what the check prevents (bench.followups_llm)
 
     def rewrite(self, question: str, last: Exchange | None, history: str = "",
-                exchanges: list[Exchange] | None = None, summary: str = "") -> Rewrite:  # fmt: skip
+                exchanges: list[Exchange] | None = None, summary: str = "",
+                topic: Topic | None = None) -> Rewrite:  # fmt: skip
         """`exchanges`: the conversation kept verbatim, oldest first (default: `last` alone);
-        `summary`: what the memory folded away."""
+        `summary`: what the memory folded away; `topic`: what the conversation opened with."""
         kept = list(exchanges) if exchanges else ([last] if last else [])
         reason = detect(question, last, kept)
+        if not reason and last is not None and leans_on_topic(question, topic, _said(kept)):
+            reason = "topic"
         if not reason or last is None:
             return Rewrite(question, question, "none")
         if reason in _WEAK and last.assistant.strip() == NOT_KNOWN:
@@ -259,7 +249,14 @@ class FollowUpRewriter:
                 return Rewrite(question, query, "llm", reason)
             if query:
                 log.info("LLM follow-up rewrite not used: it drops the question's words or adds new ones")
-        return Rewrite(question, heuristic_rewrite(question, last, reason, kept, summary), "heuristic", reason)
+        # "any other interesting aspects?" names the topic alone when there is one: the last referent is
+        # what the person asks to go beyond
+        own = reason == "topic" or (reason == "more" and topic is not None and not _MORE.match(question)
+                                    and not _PRONOUN.search(question))  # fmt: skip
+        query = question if own else heuristic_rewrite(question, last, reason, kept, summary)
+        if reason in TOPIC_REASONS:
+            query = with_topic(query, question, topic)
+        return Rewrite(question, query, "heuristic", reason)
 
     def _llm(self, question: str, last: Exchange, history: str) -> str | None:
         context = history.strip() or f"User: {last.user}\nAssistant: {last.assistant}"
@@ -304,10 +301,12 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     if reason == "more":
         if _MORE.match(q):
             return f"{topic} more details"
+        if _PRONOUN.search(q) and not _has_own_subject(q):  # "what else did he do?"
+            return heuristic_rewrite(q, last, "pronoun", kept, summary)
         ref = referent(kept, summary, skip=q)
         return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
     if reason == "ordinal":
-        item = _pick_item(q, last)
+        item = pick_item(q, last)
         if item:
             return f"{item} {topic}" if _overlap(item, topic) < 0.5 else item
         return f"{q.rstrip('?.! ')} {topic}"
@@ -338,8 +337,9 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
 _AUX = frozenset("is are was were do does did can could will would should has have had may might must".split())
-_WEAK = ("ellipsis",)  # follow-ups found by what they lack, not by a word that points back
-_REFERRING = frozenset(content_words(" ".join(_ORDINALS) + " number item point option step source result thing "
+_WEAK = ("ellipsis", "topic")  # follow-ups found by what they lack, not by a word that points back
+TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic")  # follow-ups that name the topic beside the referent
+_REFERRING = frozenset(content_words(" ".join(ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)
 def _with(q: str, ref: str) -> str:
@@ -374,19 +374,6 @@ def _resolve_pronouns(q: str, thing: str, person: str) -> str:
             r"\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", rf"\1 {thing}", out, count=1, flags=re.I
         )
     return " ".join(out.split())
-
-
-def _pick_item(q: str, last: Exchange) -> str:
-    m = _ORDINAL.search(q)
-    n = _ORDINALS[m.group("n").lower()] if m else int(_NUMBER.search(q).group("n"))  # type: ignore[union-attr]
-    noun = (m.group(0) if m else "").lower()
-    pools = [list_items(last.assistant), list(last.sources)]
-    if "source" in noun or "result" in noun:
-        pools.reverse()
-    for pool in pools:
-        if pool and (n == -1 or 1 <= n <= len(pool)):
-            return " ".join(pool[n - 1 if n > 0 else -1].split()[:30])
-    return ""
 
 
 def _overlap(a: str, b: str) -> float:

@@ -7,8 +7,9 @@ import pytest
 
 from assistant.components import Components
 from assistant.config import ProviderSettings
+from assistant.items import list_items
 from assistant.memory import Exchange
-from assistant.rewrite import FollowUpRewriter, consistent, detect, list_items, topic_of
+from assistant.rewrite import FollowUpRewriter, consistent, detect, topic_of
 from tests.assistant.turn_fixtures import make_config
 from tests.llm_server import Fail, LLMServer, Reply
 
