@@ -32,6 +32,7 @@ RATE = 16000
 DECIMATE = 4
 GATE_BLOCK = 256  # 16 ms
 MIN_SEARCH = 1600  # 100 ms: a microphone opened while Hark speaks is searched from its first chunk
+BLOCK = 1600  # 100 ms: a longer chunk is cancelled in blocks of this size
 HOLD_DOWN = 0.03  # −30 dB: a chunk that matches the answer but that no fit explains yet
 HOLD_SCORE = 0.6  # … this closely (normalised correlation): the user's voice over it would lower it
 
@@ -99,6 +100,11 @@ class EchoCanceller:
         """The chunk with Hark's echo subtracted (`active`: an answer is playing or just was;
         otherwise the chunk as it is)."""
         x = np.asarray(x, np.float32).reshape(-1)
+        if active and self.has_reference and len(x) > BLOCK:
+            # a busy page posts 0.2–0.5 s at once: a jump of the audio path inside such a chunk fits
+            # neither position, and the whole chunk would pass as it is (long enough for a barge-in);
+            # block by block, only the block with the jump is in doubt
+            return np.concatenate([self.process(x[a : a + BLOCK], True) for a in range(0, len(x), BLOCK)])
         keep = self.window + self.taps + RATE // 2
         self._history = np.concatenate([self._history, x])[-keep:]
         self._pos += len(x)
@@ -174,9 +180,12 @@ class EchoCanceller:
         # fitted on the audio since the position was found, so a fit never spans two positions
         m, start = self._window(max(MIN_SEARCH, len(x), min(self.window, self._pos - self._found_at)))
         a = self._design(start - self._lag, len(m))
-        if float(np.abs(a).sum()) == 0.0:  # the answer is silent here: nothing to take out
+        if float(np.abs(a[-len(x) :]).sum()) == 0.0:
+            # the answer is silent where this chunk should hear it (its end, a gap between sentences),
+            # or the position is wrong (a false match at the search, a path that moved): searched
+            # again, so a wrong position does not let Hark's voice through for the rest of the answer
             self._erle = None
-            return x
+            return None
         # normal equations, in einsum's own loops: BLAS's threads spin on a busy machine (an SVD least
         # squares through OpenBLAS took 0.1–0.2 s a chunk here, these ~2 ms)
         gram = np.einsum("ij,ik->jk", a, a)
