@@ -33,7 +33,7 @@ DECIMATE = 4
 GATE_BLOCK = 256  # 16 ms
 MIN_SEARCH = 1600  # 100 ms: a microphone opened while Hark speaks is searched from its first chunk
 BLOCK = 1600  # 100 ms: a longer chunk is cancelled in blocks of this size
-HOLD_DOWN = 0.03  # −30 dB: a chunk that matches the answer but that no fit explains yet
+HOLD_DOWN = 0.01  # −40 dB: a chunk that matches the answer but that no fit explains yet
 HOLD_SCORE = 0.6  # … this closely (normalised correlation): the user's voice over it would lower it
 
 
@@ -71,6 +71,7 @@ class EchoCanceller:
         self._suppressed = 0
         self._found_at = 0
         self._score = 0.0
+        self._fitted = False  # the latest block had the echo subtracted by a fit
 
     # ---- what is played -------------------------------------------------------------------------
     def reference(self, turn: int, index: int, samples: np.ndarray) -> None:
@@ -110,6 +111,7 @@ class EchoCanceller:
         self._pos += len(x)
         if not active or not self.has_reference or not len(x):
             return x
+        fitted, self._fitted = self._fitted, False
         if self._lag is None and not self._search():
             return x  # nothing in it matches the answer: not Hark
         y = self._cancel(x)
@@ -121,12 +123,15 @@ class EchoCanceller:
                 return x
             y = self._cancel(x)
             if y is None:
-                if self._score < HOLD_SCORE:
+                if self._score < HOLD_SCORE and not fitted:
                     return x  # the user's voice may be most of it: let it through
-                # it matches the answer closely but no fit explains it yet: Hark's voice on a moving
-                # path (the user over it would not match this well), held down until the fit catches up
+                # it matches the answer closely, or (a jump of the path inside this block: neither
+                # position fits all of it) the block before was Hark's voice explained by a fit, but
+                # no fit explains it yet: held down until the fit catches up. The user's voice over
+                # the answer matches it less: at most this one block of it is held down
                 return self._hold_down(x)
         self._cancelled += len(x)
+        self._fitted = True
         return y
 
     def _hold_down(self, x: np.ndarray) -> np.ndarray:
