@@ -72,7 +72,7 @@ class Listening:
         streaming = self.parts.cfg.speech.streaming
         self._extra_model(streaming.tail_model)
         self._extra_model(streaming.partial_model, streaming.partial_threads)
-        if streaming.end_of_turn == "smart" and self._turn_model() is not None:
+        if streaming.end_of_turn != "silence" and self._turn_model() is not None:
             self.turn_complete(np.zeros(16000, np.float32))
 
     def _turn_model(self) -> Any:

@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"stopped for good at {r['cut_ms']:.0f} ms",
                     flush=True,
                 )
-            selfs, paused = _turn_runs(p, url, base, args, streaming)
+            hands_free_variants = {k: v for k, v in variants.items() if k.startswith("hands_free[")}
+            selfs, paused = _turn_runs(p, url, base, args, streaming, hands_free_variants)
         demo.close()
     load_after = os.getloadavg()
 
@@ -294,9 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _turn_runs(p, url: str, base: Path, args, streaming) -> tuple[list[dict], list[dict]]:
-    """The self-playback runs and the paused questions (each with the configured end of turn and
-    with the silence rule), each in a browser of its own."""
+def _turn_runs(p, url: str, base: Path, args, streaming, variants: dict) -> tuple[list[dict], list[dict]]:
+    """The self-playback runs and the paused questions (each with the configured end of turn, with
+    each hands-free variant's settings and with the silence rule), each in a browser of its own."""
     import subprocess
 
     from bench.turn_clips import make_turn_clips
@@ -321,16 +322,16 @@ def _turn_runs(p, url: str, base: Path, args, streaming) -> tuple[list[dict], li
         clips = [c for c in make_turn_clips(base / "turn_clips", 2 * args.paused) if c.pause_ms and c.half == "report"]
         for clip in clips:
             wav = browser_clip(clip, base)
-            for rule in ("configured", "silence"):
-                keep = streaming.end_of_turn
-                if rule == "silence":
-                    streaming.end_of_turn = "silence"
+            rules = {"configured": {}, **variants, "silence": {"end_of_turn": "silence"}}
+            for rule, update in rules.items():
+                keep = streaming.model_dump()
+                streaming.__dict__.update(update)
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *fake_microphone(wav, autoplay=True)])
                 try:
                     r = paused_turn(browser, url, clip, clip.speech_end)
                 finally:
                     browser.close()
-                    streaming.end_of_turn = keep
+                    streaming.__dict__.update(keep)
                 paused.append({**r, "rule": rule, "voice": clip.voice, "pause_ms": clip.pause_ms})
                 print(f"paused {clip.voice} {clip.pause_ms} ms ({rule}): turns {r['turns']}, cut off {r['cut_off']}, "
                       f"first turn {r['first_turn_ms']} ms", flush=True)
@@ -346,7 +347,10 @@ def _turn_summary(selfs: list[dict], paused: list[dict]) -> dict:
         out["self_playback_runs"] = selfs
         print(f"self-playback: {out['self_barge_ins']} barge-ins in {len(selfs)} answers played back into the "
               f"microphone ({out['self_holds']} holds)")
-    for rule, key in (("configured", "false_cutoff_rate"), ("silence", "false_cutoff_rate_silence_rule")):
+    others = sorted({r["rule"] for r in paused} - {"configured", "silence"})
+    keys = [("configured", "false_cutoff_rate"), *((o, f"false_cutoff_rate {o}") for o in others),
+            ("silence", "false_cutoff_rate_silence_rule")]
+    for rule, key in keys:
         runs = [r for r in paused if r["rule"] == rule]
         if runs:
             out[key] = round(sum(r["cut_off"] for r in runs) / len(runs), 3)

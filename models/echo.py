@@ -32,7 +32,8 @@ RATE = 16000
 DECIMATE = 4
 GATE_BLOCK = 256  # 16 ms
 MIN_SEARCH = 1600  # 100 ms: a microphone opened while Hark speaks is searched from its first chunk
-HOLD_DOWN = 0.03  # −30 dB: a chunk that matches the answer but that no fit explains yet
+BLOCK = 1600  # 100 ms: a longer chunk is cancelled in blocks of this size
+HOLD_DOWN = 0.01  # −40 dB: a chunk that matches the answer but that no fit explains yet
 HOLD_SCORE = 0.6  # … this closely (normalised correlation): the user's voice over it would lower it
 
 
@@ -70,6 +71,7 @@ class EchoCanceller:
         self._suppressed = 0
         self._found_at = 0
         self._score = 0.0
+        self._fitted = False  # the latest block had the echo subtracted by a fit
 
     # ---- what is played -------------------------------------------------------------------------
     def reference(self, turn: int, index: int, samples: np.ndarray) -> None:
@@ -99,11 +101,17 @@ class EchoCanceller:
         """The chunk with Hark's echo subtracted (`active`: an answer is playing or just was;
         otherwise the chunk as it is)."""
         x = np.asarray(x, np.float32).reshape(-1)
+        if active and self.has_reference and len(x) > BLOCK:
+            # a busy page posts 0.2–0.5 s at once: a jump of the audio path inside such a chunk fits
+            # neither position, and the whole chunk would pass as it is (long enough for a barge-in);
+            # block by block, only the block with the jump is in doubt
+            return np.concatenate([self.process(x[a : a + BLOCK], True) for a in range(0, len(x), BLOCK)])
         keep = self.window + self.taps + RATE // 2
         self._history = np.concatenate([self._history, x])[-keep:]
         self._pos += len(x)
         if not active or not self.has_reference or not len(x):
             return x
+        fitted, self._fitted = self._fitted, False
         if self._lag is None and not self._search():
             return x  # nothing in it matches the answer: not Hark
         y = self._cancel(x)
@@ -115,12 +123,15 @@ class EchoCanceller:
                 return x
             y = self._cancel(x)
             if y is None:
-                if self._score < HOLD_SCORE:
+                if self._score < HOLD_SCORE and not fitted:
                     return x  # the user's voice may be most of it: let it through
-                # it matches the answer closely but no fit explains it yet: Hark's voice on a moving
-                # path (the user over it would not match this well), held down until the fit catches up
+                # it matches the answer closely, or (a jump of the path inside this block: neither
+                # position fits all of it) the block before was Hark's voice explained by a fit, but
+                # no fit explains it yet: held down until the fit catches up. The user's voice over
+                # the answer matches it less: at most this one block of it is held down
                 return self._hold_down(x)
         self._cancelled += len(x)
+        self._fitted = True
         return y
 
     def _hold_down(self, x: np.ndarray) -> np.ndarray:
@@ -174,9 +185,12 @@ class EchoCanceller:
         # fitted on the audio since the position was found, so a fit never spans two positions
         m, start = self._window(max(MIN_SEARCH, len(x), min(self.window, self._pos - self._found_at)))
         a = self._design(start - self._lag, len(m))
-        if float(np.abs(a).sum()) == 0.0:  # the answer is silent here: nothing to take out
+        if float(np.abs(a[-len(x) :]).sum()) == 0.0:
+            # the answer is silent where this chunk should hear it (its end, a gap between sentences),
+            # or the position is wrong (a false match at the search, a path that moved): searched
+            # again, so a wrong position does not let Hark's voice through for the rest of the answer
             self._erle = None
-            return x
+            return None
         # normal equations, in einsum's own loops: BLAS's threads spin on a busy machine (an SVD least
         # squares through OpenBLAS took 0.1–0.2 s a chunk here, these ~2 ms)
         gram = np.einsum("ij,ik->jk", a, a)

@@ -189,6 +189,15 @@ class StreamingTranscriber:
                 return False
             return self._pause_uncovered()
 
+    def pause_text(self) -> str | None:
+        """While the speech pauses: the text of the main model's pass that reached this pause (the
+        transcript the turn would take, what `models/turn_text.py` reads), or None (none yet)."""
+        with self._cond:
+            if not self.vad.heard or self.vad.speaking or self._main is None:
+                return None
+            decoded, end = self._main
+            return decoded.text if end >= self._speech_end() + self._margin() else None
+
     def passing(self) -> bool:
         """A pass of the main model runs."""
         with self._cond:

@@ -212,10 +212,14 @@ class VoiceLoop:
     def _send_ms(self, voice: VoiceState, listener: Any) -> float:
         """Sooner while the speech pauses and its next frames decide when the pass in the pause
         starts, or (hands-free, that pass made) when the turn ends; never while a pass runs, whose
-        2 cores the extra requests would share."""
+        2 cores the extra requests would share; but in hands-free with `end_of_turn: smart_text` the
+        end of the pass in the pause is what ends the turn, so its verdict is read within ~40 ms."""
         vad = listener.vad
-        if not vad.heard or vad.speaking or listener.passing():
+        if not vad.heard or vad.speaking:
             return SEND_MS
+        if listener.passing():
+            texts = voice.hands_free and self.settings.end_of_turn == "smart_text"
+            return self.settings.pause_chunk_ms if texts and vad.silence_ms < voice.end_of_turn_ms else SEND_MS
         if listener.pausing() or (voice.hands_free and vad.silence_ms < self.turn_wait_ms(voice, listener)):
             return self.settings.pause_chunk_ms
         return SEND_MS
@@ -245,9 +249,10 @@ class VoiceLoop:
     def turn_wait_ms(self, voice: VoiceState, listener: Any) -> float:
         """The silence that ends this hands-free turn: `end_of_turn_ms`, or with `end_of_turn: smart`,
         once the pause reaches `smart_turn_pause_ms`, what Smart-Turn's verdict on it says (asked
-        once per pause): complete → now, incomplete → `smart_turn_wait_ms`, unsure → the silence rule."""
+        once per pause): complete → now, incomplete → `smart_turn_wait_ms`, unsure → the silence rule.
+        `smart_text` also reads the words of the pass in the pause, once it is in (`text_rule`)."""
         s, vad = self.settings, listener.vad
-        if s.end_of_turn != "smart" or vad.silence_ms < s.smart_turn_pause_ms:
+        if s.end_of_turn == "silence" or vad.silence_ms < s.smart_turn_pause_ms:
             return voice.end_of_turn_ms
         check = voice.turn_check
         if check is None or check.speech_end != vad.last_speech_end:
@@ -256,6 +261,10 @@ class VoiceLoop:
         if not check.done.is_set() and vad.silence_ms >= voice.end_of_turn_ms:
             check.done.wait(TURN_CHECK_WAIT_S)  # the silence rule would end it now: hear the verdict first
         p = check.p if check.done.is_set() else None
+        if s.end_of_turn == "smart_text":
+            by_text = self.text_rule(voice, listener, p)
+            if by_text is not None:
+                return by_text
         if p is None:
             return voice.end_of_turn_ms
         if p >= s.smart_turn_complete:
@@ -263,6 +272,32 @@ class VoiceLoop:
         if p <= s.smart_turn_incomplete:
             return max(s.smart_turn_wait_ms, voice.end_of_turn_ms)
         return voice.end_of_turn_ms
+
+    def text_rule(self, voice: VoiceState, listener: Any, p: float | None) -> float | None:
+        """The words' say on the end of the turn (`end_of_turn: smart_text`), or None (Smart-Turn's
+        rule decides). The pass in the pause is the turn's transcript, so no answer starts before it
+        is in: waiting for it costs the first audio nothing. Its text a finished question
+        (`models/turn_text.py`) and p ≥ `text_turn_complete` → end now (p ≤ `smart_turn_incomplete`:
+        the silence rule, not the model's longer wait); a question that stops on
+        "and", "the", "for", "um"… → wait `smart_turn_wait_ms`; with `text_turn_veto`, a p ≥
+        `smart_turn_complete` waits for the text while that pass runs."""
+        from models.turn_text import text_verdict
+
+        s = self.settings
+        text = listener.pause_text()
+        if text is None:
+            sure = p is not None and p >= s.smart_turn_complete
+            if s.text_turn_veto and sure and listener.passing():
+                return voice.end_of_turn_ms  # the text is on its way: it decides, or the silence rule
+            return None
+        verdict = text_verdict(text)
+        if verdict == "complete" and (p if p is not None else 0.0) >= s.text_turn_complete:
+            return min(s.smart_turn_pause_ms, voice.end_of_turn_ms)
+        if verdict == "incomplete" and (s.text_turn_veto or p is None or p < s.smart_turn_complete):
+            return max(s.smart_turn_wait_ms, voice.end_of_turn_ms)
+        if verdict == "complete" and p is not None and p <= s.smart_turn_incomplete:
+            return voice.end_of_turn_ms  # a finished question is not made to wait: the silence rule
+        return None
 
     def _start_locked(self, voice: VoiceState, utterance: int) -> None:
         if voice.listener is not None:

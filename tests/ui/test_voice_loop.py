@@ -49,6 +49,9 @@ class _Listener:
     def passing(self) -> bool:  # no recogniser here: never a pass of the main model
         return False
 
+    def pause_text(self) -> None:  # ... and never its words
+        return None
+
     def pausing(self) -> bool:
         return False
 

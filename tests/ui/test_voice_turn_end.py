@@ -1,7 +1,9 @@
 """Hands-free end of turn through the voice loop's decisions on real speech (real Silero VAD, real
 Smart-Turn v3, no recogniser): a question with a hesitation and an 800 ms pause in the middle is
 one turn, where the 600 ms silence rule cuts it in two; a question spoken to its end is not held
-back; the model's verdicts within its bands."""
+back; the model's verdicts within its bands. With a real recogniser (tiny.en) beside it, the words
+of the pass in the pause (`end_of_turn: smart_text`): a finished question ends the turn as soon as
+that pass is in, one that stops on "for" waits through its pause."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 
 from models import audio as audio_io
 from models.settings import StreamingSettings
-from tests.ui.test_voice_loop import _Listening
+from tests.ui.test_voice_loop import _Listening, _Recognising
 from ui.voice import VoiceLoop, VoiceState
 
 CHUNK = 640  # 40 ms at 16 kHz: what the page posts while the speech pauses
@@ -46,11 +48,12 @@ def _seconds(path) -> float:
     return len(audio_io.load(path).samples) / 16000
 
 
-def _turns(path, **settings) -> list[float]:
+def _turns(path, recognise: bool = False, **settings) -> list[float]:
     """When (s of audio) each hands-free turn ended, the clip posted in 40 ms chunks in real time
-    (the model's verdict comes on a thread of its own, as in the app)."""
+    (the model's verdict comes on a thread of its own, as in the app); `recognise`: with a real
+    streaming transcription (tiny.en, its passes in the background), so the words can decide."""
     s = StreamingSettings(**settings)
-    listening = _Listening(s)
+    listening = _Recognising(s) if recognise else _Listening(s)
     listening.turn_complete(np.zeros(16000, np.float32))  # loaded, as the app's warm-up does
     loop = VoiceLoop(SimpleNamespace(listening=listening), s)
     voice = VoiceState(hands_free=True)
@@ -96,3 +99,31 @@ def test_a_sure_verdict_ends_the_turn_at_the_short_pause(tmp_path):
     # the sure verdict ends it before the 600 ms rule would (how much sooner depends on the machine's
     # load, since the model runs beside the real-time stream: bench.turns measures it)
     assert sure[0] < plain[0] - 0.05 and 0.6 < plain[0] - end, (sure[0] - end, plain[0] - end)
+
+
+def test_a_finished_question_ends_when_the_pass_in_its_pause_is_in(tmp_path):
+    """The words of the pass in the pause ("How much is the rent?": a finished question) end the turn
+    as soon as that pass is in, whatever Smart-Turn's p (the threshold opened to any p), well before
+    the 600 ms rule; without a recogniser (no words) the same settings fall back to the model's bands."""
+    _espeak("how much is the rent for the flat", tmp_path / "q.wav")
+    subprocess.run(["sox", str(tmp_path / "q.wav"), str(tmp_path / "p.wav"), "pad", "0.3", "2"], check=True)
+    path = tmp_path / "p.wav"
+    end = _last_word(path)
+    by_text = _turns(path, recognise=True, end_of_turn="smart_text", text_turn_complete=0.0)
+    plain = _turns(path, recognise=True, end_of_turn="silence")
+    assert len(by_text) == len(plain) == 1
+    assert end < by_text[0] < plain[0] - 0.1, (by_text[0] - end, plain[0] - end)
+
+
+def test_a_question_that_stops_on_a_preposition_waits_through_its_pause(tmp_path):
+    """"What is the notice period for" … 700 ms … "a tenant in my flat": the pass in the pause reads
+    a question that stops on "for", so the turn waits (`smart_turn_wait_ms`), even with Smart-Turn's
+    complete band opened to any p; the 600 ms silence rule cuts it in two."""
+    path = paused_question(tmp_path, "what is the notice period for", "a tenant in my flat", 0.7)
+    last = _last_word(path)
+    by_text = _turns(path, recognise=True, end_of_turn="smart_text", smart_turn_complete=0.0, text_turn_veto=True)
+    assert len(by_text) == 1 and by_text[0] > last, by_text
+    by_model = _turns(path, recognise=True, end_of_turn="smart", smart_turn_complete=0.0)  # no words
+    assert len(by_model) == 2 and by_model[0] < last, by_model
+    silence = _turns(path, recognise=True, end_of_turn="silence")
+    assert len(silence) == 2 and silence[0] < last, silence
