@@ -95,13 +95,14 @@ class StreamingSettings(_Strict):
     # smart_text = smart, and once the pass in the pause is in (its text is the transcript), its words
     # (models/turn_text.py): a finished question with p ≥ text_turn_complete ends the turn then, one that
     # stops on "and", "the", "for", "um"… waits smart_turn_wait_ms (with text_turn_veto, even when
-    # p ≥ smart_turn_complete, which then waits for the text)
-    end_of_turn: Literal["smart_text", "smart", "silence"] = "smart_text"
+    # p ≥ smart_turn_complete, which then waits for the text). Not the default: chosen on the select
+    # half, it cut more paused questions than the silence rule on the report half (docs/voice.md)
+    end_of_turn: Literal["smart_text", "smart", "silence"] = "smart"
     text_turn_complete: float = Field(0.9, ge=0, le=1)
     text_turn_veto: bool = False
     smart_turn_pause_ms: float = Field(256.0, ge=32)
     smart_turn_complete: float = Field(0.99, ge=0, le=1)
-    smart_turn_incomplete: float = Field(0.5, ge=0, le=1)
+    smart_turn_incomplete: float = Field(0.2, ge=0, le=1)
     smart_turn_wait_ms: float = Field(1000.0, ge=100)
     barge_in_ms: float = Field(300.0, ge=0)  # hands-free: speech this long while Hark speaks interrupts
     # a sound this long while Hark speaks pauses the playback at once; it stops for good once the
