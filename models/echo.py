@@ -15,8 +15,9 @@ echo return loss enhancement (ERLE) of the fit falls under `min_erle_db` (the an
 between sentences, a glitch of the audio path, the user talking over it), the position is searched
 again in the latest chunk. A chunk that matches nothing of the answer is passed on as it is (the
 user's voice dominates it); one that matches closely (≥ 0.6) but that no fit explains yet is
-turned down 30 dB until the fit catches up (the fit only uses audio since the position was found). The browser's own echo canceller (`echoCancellation: true`, ui/assets.py) runs first; this
-is the second line, for what it leaves or when it is not there.
+turned down 40 dB until the fit catches up (the fit only uses audio since the position was found).
+The browser's own echo canceller (`echoCancellation: true`, ui/assets.py) runs first; this is the
+second line, for what it leaves or when it is not there.
 
 All at 16 kHz mono float32. One canceller per browser tab; not thread-safe (the tab's chunks come
 one at a time).
