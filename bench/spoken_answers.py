@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settings", default="hotwords:120:0", help="bench.spoken_terms settings, comma-separated")
     ap.add_argument("--conditions", type=int, default=len(CONDITIONS))
     ap.add_argument("--model", default="base")
+    ap.add_argument("--as-heard", action="store_true", help="transcripts without the library's spellings")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     vocab = manuals_vocabulary(args.pdfs, args.cache)
     # the transcripts' cache is kept per spoken_terms split (its own hash of the id): one runner each
     runners = {s: Runner(args.model, vocab, args.cache, s) for s in ("select", "report")}
+    for r in runners.values():
+        r.write = not args.as_heard
     conds = CONDITIONS[: args.conditions]
     synths: dict = {}
     assistant = build_assistant(load_config(None), args.pdfs, cache_dir() / "eval" / "answers")
@@ -56,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     typed = [ask_one(assistant, q) for q in qs]
     table = {"typed": rates(typed)}
     heard: dict[str, list[str]] = {}
+    flags: dict[str, list[bool]] = {"typed": [r.right for r in typed]}
     for spec in args.settings.split(","):
         for cond in conds:
             texts = []
@@ -65,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [ask_one(assistant, {**q, "question": t}) for q, t in zip(qs, texts, strict=True)]
             table[f"{spec} {cond[0]}"] = rates(rows)
             heard[f"{spec} {cond[0]}"] = texts
+            flags[f"{spec} {cond[0]}"] = [r.right for r in rows]
     for r in runners.values():
         r.save()
     print(f"| {args.half} half | answerable right (English manuals) | out of scope refused |")
@@ -72,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, (right, refused, n_a, n_o) in table.items():
         print(f"| {name} | {right:.3f} of {n_a} | {refused:.3f} of {n_o} |")
     if args.json:
-        args.json.write_text(json.dumps({"half": args.half, "table": table, "heard": heard}, indent=1))
+        args.json.write_text(json.dumps({"half": args.half, "ids": [q["id"] for q in qs], "table": table, "heard": heard, "right": flags}, indent=1))
     return 0
 
 

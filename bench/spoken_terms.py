@@ -213,6 +213,7 @@ class Runner:
         self.cache = json.loads(self.cache_path.read_text()) if self.cache_path.is_file() else {}
         self.unsaved = 0
         self.passes: list[int | None] = []  # per transcript: 2 when heard again with terms like its words
+        self.write = True  # False: the transcripts as heard, the terms not written the library's way
 
     def hear(self, spec: str, path: Path) -> str:
         biased = f"{self.vocab_key}|{spec}{HINTS}" if spec != "none" else "-|none"
@@ -245,7 +246,8 @@ class Runner:
         got = self.cache[key]
         text, passes = (got, None) if isinstance(got, str) else got
         self.passes.append(passes)
-        if spec != "none":  # the terms written the library's way, as `transcribe` does (cached ones too)
+        if spec != "none" and self.write:  # the terms written the library's way, as `transcribe` does (cached ones too)
+            self.tr.settings = self.tr.settings.model_copy(update={"bias": parse_setting(spec.removeprefix("stream:"))})
             self.tr.vocabulary = lambda: self.terms
             text = self.tr.written(text)
         return text

@@ -35,13 +35,16 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2  # 2: a name the library also writes as its words apart is left out (APART_SHARE)
 RARE_ZIPF = 3.0  # a plain word rarer than this in general English and German is a candidate
 FORM_ZIPF = 4.5  # a code-like form ("PDF", "UTF-8") commoner than this is known to any recogniser
 MIN_COUNT = 3  # occurrences for a plain rare word (a typo or a hyphenation split occurs once or twice)
 LETTER_SHARE = 2e-4  # a one-letter name: at least this share of the library's words
 MAX_TERMS = 2000  # kept in the file (a prompt holds ~50)
 LANGUAGES = ("en", "de")
+# a name written with capitals inside ("fontSize", "TimeSignature") the library also writes as its words apart ("font size")
+# in at least this share of its uses is no term: words heard apart stay words, as the text search needs
+APART_SHARE = 0.1
 
 # a word: letters/digits, joined by - . _ (not at the ends), optionally after a backslash
 _WORD = re.compile(r"(?<![\w\\])(\\?[^\W\d_][\w]*(?:[-._][^\W_][\w]*)*)", re.UNICODE)
@@ -179,25 +182,67 @@ def build_vocabulary(
     """The vocabulary of chunks given as (title, section, text)."""
     c = _Counts()
     titles: set[str] = set()
+    texts: list[str] = []
     for title, section, text in rows:
+        texts.append(text or "")
         if title and title not in titles:  # a document's title once, not once per chunk
             titles.add(title)
             c.add(title, heading=True)
         if section:
             c.add(section, heading=True)
         c.add(text or "")
-    terms = []
-    for key, n in c.total.items():
+    candidates = {}
+    for key in c.total:
         form = c.forms[key].most_common(1)[0][0]
         kind = _kind(key, form, c)
-        if kind is None:
-            continue
+        if kind is not None:
+            candidates[key] = (form, kind)
+    apart = _written_apart({k: f for k, (f, _) in candidates.items()}, texts)
+    terms = []
+    for key, (form, kind) in candidates.items():
+        n = c.total[key]
+        if apart.get(key, 0) >= APART_SHARE * n:
+            continue  # "fontSize": the library writes "font size" too; heard words stay words
         # a one-letter name is as rare as a name gets (the letter itself is common)
         rarity = 2.0 if kind == "letter" else 1.0 + max(0.0, FORM_ZIPF - zipf(re.sub(r"[\W_]+", "", key))) / FORM_ZIPF
         score = math.log1p(n) * rarity + 0.5 * math.log1p(c.headings[key])
         terms.append(Term(form, n, kind, round(score, 4)))
     terms.sort(key=lambda t: (-t.score, t.text))
     return Vocabulary(tuple(terms[:max_terms]), version, c.words)
+
+
+_CAMEL = re.compile(r"^\\?[A-Za-z]*[a-z][A-Z][A-Za-z]*$")  # letters only, a capital inside: "fontSize", "\\voiceOne"
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_PLAIN = re.compile(r"[^\W\d_]+", re.UNICODE)
+_EDGE = "\"'“”‘’()[]{},;:!?."  # punctuation around a word
+
+
+def parts_of(form: str) -> tuple[str, ...]:
+    """The words a name written with capitals inside is made of, in lower case ("fontSize" → font,
+    size); () for any other form."""
+    if not _CAMEL.match(form):
+        return ()  # "paper.type", "AMC-TXT": the text search splits them at the mark into the words anyway
+    parts = tuple(p.lower() for p in _PARTS.findall(form))
+    return parts if 2 <= len(parts) <= 3 else ()
+
+
+def _written_apart(forms: dict[str, str], texts: list[str]) -> Counter:
+    """For each compound term (key → form), how often the texts write its parts as plain words in a
+    row ("font size" for "fontSize"): a name the library mostly writes apart is ordinary words."""
+    phrases = {parts: key for key, form in forms.items() if (parts := parts_of(form))}
+    out: Counter = Counter()
+    if not phrases:
+        return out
+    for text in texts:
+        # words between spaces only: "AMC-TXT" and "paper.type" are the names themselves, not words apart
+        words = [w.lower() if _PLAIN.fullmatch(w := t.strip(_EDGE)) else None for t in normalise(text).split()]
+        for n in (2, 3):
+            for i in range(len(words) - n + 1):
+                gram = words[i : i + n]
+                key = phrases.get(tuple(gram)) if None not in gram else None
+                if key is not None:
+                    out[key] += 1
+    return out
 
 
 # ---- beside the library -----------------------------------------------------------------------------
@@ -249,6 +294,9 @@ def read_vocabulary(uri: str, table: str) -> Vocabulary | None:
         return None
     try:
         return Vocabulary.from_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, TypeError, KeyError):
+    except ValueError as exc:  # another format (an earlier Hark): the caller builds it again
+        log.info("vocabulary file %s not used: %s", path, exc)
+        return None
+    except (OSError, TypeError, KeyError):
         log.warning("unreadable vocabulary file %s", path)
         return None

@@ -40,6 +40,15 @@ def test_a_one_letter_name_is_a_term_where_the_library_names_it() -> None:
     assert not {"A", "I", "R"} & _texts(other)
 
 
+def test_a_name_the_library_also_writes_as_its_words_is_no_term() -> None:
+    text = ("Set fontSize to make notes smaller: fontSize = -2 shrinks them. The font size of "
+            "fingering numbers is set apart, and a larger font size is easier to read. The paper.type "
+            "parameter gives the paper type. LilyPond uses TimeSignature; the TimeSignature object prints it. ")
+    terms = _texts(build_vocabulary([("Manuals", "", text * 3)]))
+    assert "fontSize" not in terms  # "font size" as words in 2 of its 4 uses: heard words stay words
+    assert {"TimeSignature", "LilyPond", "paper.type"} <= terms  # never apart; a mark the search splits at
+
+
 def test_vocabulary_round_trips_through_its_file(tmp_path: Path) -> None:
     vocab = build_vocabulary([("R", "", R_MANUAL)], version=7)
     again = Vocabulary.from_json(vocab.to_json())
