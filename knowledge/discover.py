@@ -165,9 +165,13 @@ def content_key(path: Path, cut: str = "") -> str:
     """What decides whether a file is read again: its bytes, for a PDF the version of its reading
     (knowledge/pdf_text.py), and `cut` (`chunking.cut_key`: how chunks are cut), so a library made
     before a better reading or another cut is read again by the next ingest."""
-    digest = file_sha256(path)
-    key = f"{digest}+pdf{pdf_text.VERSION}" if path.suffix.lower() == ".pdf" else digest
-    return f"{key}+{cut}" if cut else key
+    return file_sha256(path) + key_suffix(path, cut)
+
+
+def key_suffix(path: Path, cut: str = "") -> str:
+    """The content key's part after the file's digest: the PDF reading's version and the cut."""
+    pdf = f"+pdf{pdf_text.VERSION}" if path.suffix.lower() == ".pdf" else ""
+    return f"{pdf}+{cut}" if cut else pdf
 
 
 def file_sha256(path: Path) -> str:

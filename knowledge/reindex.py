@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from knowledge import pdf_text
 from knowledge.chunking import cut_key
 from knowledge.citations import document_path
+from knowledge.discover import key_suffix
 
 
 @dataclass(frozen=True)
@@ -49,17 +49,12 @@ STALE = "(this index, older reading)"
 _DIGEST = 64  # hex characters of the file's sha256 at the start of its content key
 
 
-def current_suffix(source_path: str, chunk_words: int, overlap_words: int) -> str:
-    """The content key's part after the file's digest that today's reader and cut give this file."""
-    pdf = f"+pdf{pdf_text.VERSION}" if source_path.lower().endswith(".pdf") else ""
-    return f"{pdf}+{cut_key(chunk_words, overlap_words)}"
-
-
 def stale_plan(store: Any, chunk_words: int, overlap_words: int) -> ReindexPlan | None:
     """The files of this index read or cut by an older version (their stored key's suffix is not
     today's); None when there are none."""
+    cut = cut_key(chunk_words, overlap_words)
     docs = [d for d in store.documents() if d.status == "indexed" and d.root and len(d.file_hash) >= _DIGEST
-            and d.file_hash[_DIGEST:] != current_suffix(d.source_path, chunk_words, overlap_words)]  # fmt: skip
+            and d.file_hash[_DIGEST:] != key_suffix(Path(d.source_path), cut)]  # fmt: skip
     if not docs:
         return None
     return _plan(STALE, sum(d.chunks for d in docs), docs)
