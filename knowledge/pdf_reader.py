@@ -29,9 +29,10 @@ from pathlib import Path
 
 from knowledge import pdf_text
 from knowledge.loaders import Block
+from knowledge.sentences import LIST_MARK
 
 SECTION_SEP = " › "
-_LIST = re.compile(r"^\s*(?:[•◦▪‣∙·●○■□–—*-]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+\S")
+_LIST = re.compile(LIST_MARK.pattern + r"\S")
 _NUMBERED = re.compile(r"^\s*(?:(?:chapter|kapitel|appendix|anhang|part|teil)\s+)?(?:[A-Z]|\d{1,2})(?:\.\d{1,2})*\.?\s+", re.I)
 _LEADERS = re.compile(r"(?:\.\s?){3,}\s*[\dIVXLCivxlc]{1,4}\s*$")
 _TRAILING_REF = re.compile(r"[^\d\s][\s,]+\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\s*$")
@@ -126,7 +127,7 @@ def _page_lines(textpage, page_no: int, raw) -> list[Line]:
         raw.FPDFText_GetFontInfo(textpage.raw, i, buf, 96, ctypes.byref(flags))
         if _MUSIC.search(buf.value):
             continue  # a music font's glyphs (notes, clefs): no text
-        mono = _mono(textpage, raw, i, buf, flags)
+        mono = _fixed_pitch(buf, flags)  # the font info of character i, read above
         if mono and aligned and len(stripped) > 24:
             # a line opening with inline code ("DynamicLineSpanner object instead. This …") is prose:
             # it is code only when its middle and its end are in a fixed-pitch font too
@@ -143,6 +144,11 @@ def _page_lines(textpage, page_no: int, raw) -> list[Line]:
 def _mono(textpage, raw, index: int, buf, flags) -> bool:
     """Whether the character at `index` is set in a fixed-pitch (code) font."""
     raw.FPDFText_GetFontInfo(textpage.raw, index, buf, 96, ctypes.byref(flags))
+    return _fixed_pitch(buf, flags)
+
+
+def _fixed_pitch(buf, flags) -> bool:
+    """Whether the font info just read (its name, its flags) is a fixed-pitch font's."""
     return bool(_MONO.search(buf.value)) or bool(flags.value & 1)  # PDF flag 1: fixed pitch
 
 

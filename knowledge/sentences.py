@@ -23,6 +23,8 @@ _ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a ma
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
+# a list item's mark: a bullet or dash, "1." / "(2)", "a)", "(iv)" (the PDF reader's list items, the answer's list intros)
+LIST_MARK = re.compile(r"^\s*(?:[•◦▪‣∙·●○■□–—*-]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+")
 _LETTER = re.compile(r"[^\W\d_]")
 _VERSION = re.compile(r"\b\d+\.\d+\b|^\W*\d+\W*$")  # "gnuplot 5.4", "- 12 -"
 _LABEL = re.compile(r"(?i)(figure|fig\.|table|chapter|page|section|abbildung|tabelle|seite)\s*\d")  # a caption's label

@@ -44,7 +44,7 @@ from assistant.llm.sentence_filters import (
     unfinished,
 )
 from assistant.llm.words import STOP, WORD, content_words, raw_content_words, stem
-from knowledge.sentences import ends_sentence, split_sentences, whole_sentences
+from knowledge.sentences import LIST_MARK, ends_sentence, split_sentences, whole_sentences
 from knowledge.types import Hit, LibraryWords
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,6 @@ MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (un
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
-_BULLET = re.compile(r"^\s*(?:[•◦▪‣∙·●○■□–—*-]|\(?\d{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+")
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
@@ -353,8 +352,8 @@ def _with_first_items(pieces: list[str]) -> list[str]:
     out = list(pieces)
     for i, (intro, item) in enumerate(zip(pieces, pieces[1:], strict=False)):
         whole = ends_sentence(item) and not item.rstrip().endswith(":") and len(item.split()) > MIN_WORDS
-        if intro.rstrip().endswith(":") and len(WORD.findall(intro)) >= MIN_WORDS and _BULLET.match(item) and whole and len(f"{intro} {item}".split()) <= LIST_INTRO_WORDS:
-            out[i] = f"{intro.rstrip()} {_BULLET.sub('', item, count=1)}"
+        if intro.rstrip().endswith(":") and len(WORD.findall(intro)) >= MIN_WORDS and LIST_MARK.match(item) and whole and len(f"{intro} {item}".split()) <= LIST_INTRO_WORDS:
+            out[i] = f"{intro.rstrip()} {LIST_MARK.sub('', item, count=1)}"
     return out
 
 
