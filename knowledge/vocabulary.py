@@ -212,7 +212,7 @@ def build_vocabulary(
 
 
 _CAMEL = re.compile(r"^\\?[A-Za-z]*[a-z][A-Z][A-Za-z]*$")  # letters only, a capital inside: "fontSize", "\\voiceOne"
-_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # the words of a `_CAMEL` name
 _PLAIN = re.compile(r"[^\W\d_]+", re.UNICODE)
 _EDGE = "\"'“”‘’()[]{},;:!?."  # punctuation around a word
 
@@ -228,7 +228,7 @@ def parts_of(form: str) -> tuple[str, ...]:
 
 def _written_apart(forms: dict[str, str], texts: list[str]) -> Counter:
     """For each compound term (key → form), how often the texts write its parts as plain words in a
-    row ("font size" for "fontSize"): a name the library mostly writes apart is ordinary words."""
+    row ("font size" for "fontSize"): a name the library also writes apart is ordinary words."""
     phrases = {parts: key for key, form in forms.items() if (parts := parts_of(form))}
     out: Counter = Counter()
     if not phrases:
