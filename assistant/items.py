@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.memory import Exchange
+from assistant.memory import CITATION, Exchange
 
 ORDINALS = {
     "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
@@ -20,7 +20,6 @@ _ORDINAL = re.compile(
 _NUMBER = re.compile(r"\b(number|item|point|option|step|source)\s+(?P<n>\d{1,2})\b", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:(?:\d{1,2}|[a-z])[.)]|[-*•])\s+(?P<item>.+)$", re.M)
 _INLINE_ITEM = re.compile(r"(?:^|\s)\(?(\d{1,2})[.)]\s+(.+?)(?=\s+\(?\d{1,2}[.)]\s+|$)")
-_CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 
 def list_items(answer: str) -> list[str]:
@@ -29,7 +28,7 @@ def list_items(answer: str) -> list[str]:
         inline = [m.group(2).strip() for m in _INLINE_ITEM.finditer(" ".join((answer or "").split()))]
         if len(inline) >= 2:
             items = inline
-    return [_CITATION.sub("", it).strip().rstrip(".;,") for it in items]
+    return [CITATION.sub("", it).strip().rstrip(".;,") for it in items]
 
 
 def pick_item(q: str, last: Exchange) -> str:

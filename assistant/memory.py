@@ -36,7 +36,7 @@ Summariser = Callable[[str, list["Exchange"]], "str | None"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
+CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")  # an answer's "[1]", "[1, 2]" and the space before it
 
 
 def count_tokens(text: str) -> int:
@@ -45,7 +45,7 @@ def count_tokens(text: str) -> int:
 
 
 def first_sentence(text: str, max_words: int = 40) -> str:
-    text = _CITATION.sub("", " ".join((text or "").split()))
+    text = CITATION.sub("", " ".join((text or "").split()))
     sent = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
     words = sent.split()
     return " ".join(words[:max_words]) + (" …" if len(words) > max_words else "")

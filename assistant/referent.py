@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from assistant.llm.words import STOP, content_words
-from assistant.memory import Exchange
+from assistant.memory import CITATION, Exchange
 
 QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 12.0
 
@@ -67,7 +67,6 @@ _TERM = re.compile(r"(?<![\w\\])(\\[A-Za-z]+|[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+
 # a question that asks for a name ("which parameter …?"): its answer's terms are what follows is about
 _WHICH = re.compile(r"^\s*(which|what)\s+([\w.-]+\s+){0,3}(parameter|option|tag|command|program|variable|file|"
                     r"function|package|module|keyword|setting|font|key|directive|field|element)s?\b", re.I)  # fmt: skip
-_CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ def _acronym(tok: str) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    text = _CITATION.sub("", text or "")
+    text = CITATION.sub("", text or "")
     return [s.strip(" -*•\t") for s in _SENTENCE.split(text) if s.strip(" -*•\t")]
 
 
@@ -157,7 +156,7 @@ def terms_in(text: str) -> list[str]:
 def focus_of(question: str) -> str:
     """What a how-to question acts on ("automatic beams"), or what a which-question asks about
     ("which paper type does …" → "paper type"); '' when it is neither."""
-    q = " ".join(_CITATION.sub("", question or "").split())
+    q = " ".join(CITATION.sub("", question or "").split())
     which = _WHICH_NOUN.match(q)
     if which:
         return which.group("np")
@@ -176,7 +175,7 @@ def focus_of(question: str) -> str:
 def copula_subject(question: str) -> str:
     """X of "what is X?" without a closing phrase that names where ("the default line width of a pen"
     of "… of a pen in Asymptote"); '' when it is no such question or X is long or a pronoun."""
-    m = _COPULA.match(" ".join(_CITATION.sub("", question or "").split()))
+    m = _COPULA.match(" ".join(CITATION.sub("", question or "").split()))
     if not m or _PRONOUNS.search(m.group("np")):
         return ""
     words = m.group("np").split()
@@ -187,7 +186,7 @@ def copula_subject(question: str) -> str:
 
 def phrases_in(question: str) -> list[str]:
     """Noun phrases of a person's question (see the module docstring)."""
-    q = " ".join(_CITATION.sub("", question or "").split())
+    q = " ".join(CITATION.sub("", question or "").split())
     out: list[str] = [focus_of(q)] if focus_of(q) else []
     subject = copula_subject(q)
     if subject:

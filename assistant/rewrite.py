@@ -27,7 +27,7 @@ from assistant.events import NOT_KNOWN
 from assistant.items import ORDINALS, pick_item
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
-from assistant.memory import ConversationMemory, Exchange
+from assistant.memory import CITATION, ConversationMemory, Exchange
 from assistant.referent import mid_capitals, names_in, referent
 from assistant.swap import swap
 from assistant.topic import Topic, leans_on_topic, topic_of_conversation, with_topic
@@ -68,7 +68,6 @@ _WH = re.compile(
     r"the meaning of)\b\s*)?",
     re.I,
 )
-_CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")
 
 SYSTEM_PROMPT = (
     "You rewrite a follow-up question into one standalone search query, using the conversation to "
@@ -122,7 +121,7 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
 
 def topic_of(question: str) -> str:
     """The noun phrase a question is about: 'What are the penalties for late payment?' → 'the penalties for late payment'."""
-    q = _CITATION.sub("", " ".join(question.split())).strip().rstrip("?.! ")
+    q = CITATION.sub("", " ".join(question.split())).strip().rstrip("?.! ")
     stripped = _WH.sub("", q, count=1).strip()
     return stripped or q
 
