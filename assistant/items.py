@@ -33,10 +33,11 @@ def list_items(answer: str) -> list[str]:
 
 def pick_item(q: str, last: Exchange) -> str:
     """The item `q` names by its place in `last` ('' when it names none or there is no such item)."""
-    if not (_ORDINAL.search(q) or _NUMBER.search(q)):
-        return ""
     m = _ORDINAL.search(q)
-    n = ORDINALS[m.group("n").lower()] if m else int(_NUMBER.search(q).group("n"))  # type: ignore[union-attr]
+    number = None if m else _NUMBER.search(q)
+    if m is None and number is None:
+        return ""
+    n = ORDINALS[m.group("n").lower()] if m else int(number.group("n"))  # type: ignore[union-attr]
     noun = (m.group(0) if m else "").lower()
     pools = [list_items(last.assistant), list(last.sources)]
     if "source" in noun or "result" in noun:
