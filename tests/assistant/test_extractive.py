@@ -258,3 +258,21 @@ def test_a_sentence_that_refers_back_comes_after_what_it_refers_to():
     text = ExtractiveAnswerer().answer("how do I allow arbitrary shell commands in system calls?", [hit])
     assert text.startswith("If the option -nosafe is given, Asymptote runs in unsafe mode [1]. This enables"), text
     assert text.count("[1]") == 2
+
+
+def test_a_why_question_is_answered_by_the_sentence_giving_the_cause():
+    hit = Hit("c1", "jobs.md", "Scheduled jobs", "The scheduler must run every script in the jobs folder. "
+              "It reads the jobs folder once a minute. A script name must not contain a dot, as this will cause "
+              "the scheduler to skip the script.", 0.8)
+    question = "my script in the jobs folder has a dot in its name and never runs, why?"
+    assert answer_kind(question, "A script name must not contain a dot, as this will cause the scheduler to skip it.")
+    assert not answer_kind(question, "It reads the jobs folder once a minute.")
+    text = ExtractiveAnswerer(max_sentences=1).answer(question, [hit])
+    assert text.startswith("A script name must not contain a dot"), text
+
+
+def test_a_digit_inside_code_or_a_name_is_no_amount():
+    hit = Hit("c1", "shell.md", "History", "The routine history(int n=0) returns the lines of the shell's history. "
+              "The shell keeps the most recent 500 commands.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("How many lines of history does the shell keep?", [hit])
+    assert text.startswith("The shell keeps the most recent 500 commands"), text
