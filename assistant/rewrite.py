@@ -60,6 +60,9 @@ _PRONOUN = re.compile(r"\b(it|its|they|them|their|theirs|those|these|he|him|his|
 _DEICTIC = re.compile(
     r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I
 )
+# "and which one keeps …?": "one" stands for what the previous question asked about ("Which DEB_BUILD_OPTIONS tag …")
+_WHICH_ONE = re.compile(r"^(?:(?:and|or|but|so|then)\s+)?(?P<wh>which|what)\s+ones?\b(?P<rest>.*)$", re.I)
+_NOUN_END = frozenset("the a an this that these those my your its their his her our to in on for of with by".split())
 _EXPLETIVE = re.compile(r"^\s*(is|was) it (true|possible|allowed|legal|ok|okay|necessary|required)\b", re.I)
 _WH = re.compile(
     r"^\s*(please\s+)?(can you\s+|could you\s+)?(tell me( about)?|explain|describe|what|which|who|whom|whose|where|when|why|"
@@ -119,6 +122,24 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
     return Question(text, query, answered, rw)
 
 
+def asked_noun(question: str) -> str:
+    """What a which/what question asks for, the words between "which" and its verb: "Which
+    DEB_BUILD_OPTIONS tag skips the test suite?" → "DEB_BUILD_OPTIONS tag" ('' for "What is X?").
+    Without a tagger, the verb is an auxiliary, the word before an article or a preposition, or a
+    lower-case word in -s not followed by an auxiliary."""
+    words = [w.strip("?.!,;:") for w in _AND.sub(r"\g<rest>", " ".join(question.split())).split()]
+    if len(words) < 2 or words[0].lower() not in ("which", "what"):
+        return ""
+    noun: list[str] = []
+    for i, w in enumerate(words[1:5], start=1):
+        after = words[i + 1].lower() if i + 1 < len(words) else ""
+        verb = noun and (after in _NOUN_END or (w.islower() and w.endswith("s") and after not in _AUX))
+        if not w or w.lower() in _AUX or w.lower() in _NOUN_END or verb:  # "tag skips", not "line types are"
+            break
+        noun.append(w)
+    return " ".join(noun)
+
+
 def topic_of(question: str) -> str:
     """The noun phrase a question is about: 'What are the penalties for late payment?' → 'the penalties for late payment'."""
     q = CITATION.sub("", " ".join(question.split())).strip().rstrip("?.! ")
@@ -141,6 +162,8 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     m = _ABOUT.match(q)
     if m and len(m.group("rest").split()) <= 4:
         return "what-about"
+    if _WHICH_ONE.match(q) and asked_noun(last.query or last.user):
+        return "one"
     own = _has_own_subject(q)
     if _PRONOUN.search(q) and not _EXPLETIVE.match(q) and not own:
         return "pronoun"
@@ -304,6 +327,10 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
             return heuristic_rewrite(q, last, "pronoun", kept, summary)
         ref = referent(kept, summary, skip=q)
         return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
+    if reason == "one":
+        m = _WHICH_ONE.match(q)
+        assert m is not None
+        return f"{m.group('wh')} {asked_noun(previous)}{m.group('rest').rstrip('?.! ')}?"
     if reason == "ordinal":
         item = pick_item(q, last)
         if item:

@@ -6,7 +6,8 @@ of pages" for "the maximum number of students per test"); of the phrase with the
 ("for simple ones" for "for multiple questions"); of its last determiner phrase when X starts with a
 determiner ("the TeX colors" for "the standard X11 colors"); of the object of its last prepositional
 phrase that names nothing ("smoking" for "late payment"), else of its last name when X is a name
-("Windows" for "Linux"). Otherwise X is added at the end. What a rewrite added in parentheses
+("Windows" for "Linux"), else of its last determiner phrase ("parallel builds" for "the debugging
+symbols"). Otherwise X is added at the end. What a rewrite added in parentheses
 ("… (INXS)?") is dropped from the previous question first.
 """
 
@@ -68,6 +69,10 @@ def swap(previous: str, rest: str) -> str:
         names = [i for i, w in enumerate(prev) if i and w[:1].isupper() and w != "I"]
         if names:
             return _join(prev[: names[-1]], new, prev[names[-1] + 1 :])
+    dets = _spans(prev, _DETERMINERS)
+    if dets:  # "which tag keeps the debugging symbols" + "parallel builds": the object's place
+        s, e = dets[-1]
+        return _join(prev[:s], new, prev[e:])
     return _join(prev, new, [])
 
 

@@ -20,6 +20,10 @@ PENALTIES = Exchange(
     query="What are the penalties for late payment?",
     sources=["lease.md", "rules.md"],
 )
+TAGS = Exchange(user="Which build option skips the test suite?", assistant="nocheck: This tag says not to run the tests [1].",
+                query="Which build option skips the test suite?")  # fmt: skip
+SYMBOLS = Exchange(user="and which one keeps the debugging symbols?", assistant="nostrip keeps them [1].",
+                   query="which build option keeps the debugging symbols?")  # fmt: skip
 CURIE = Exchange(user="Who was Marie Curie?", assistant="Marie Curie was a physicist who won two Nobel Prizes.",
                  query="Who was Marie Curie?")  # fmt: skip
 
@@ -31,6 +35,8 @@ DIALOGUE = [
     (PENALTIES, "what about the last one", ["termination", "60 days"]),
     (PENALTIES, "Why?", ["penalties"]),
     (PENALTIES, "what about smoking?", ["what are the penalties for smoking"]),  # the question, for smoking
+    (TAGS, "and which one keeps the debugging symbols?", ["which build option keeps the debugging symbols"]),
+    (SYMBOLS, "what about parallel builds?", ["which build option keeps parallel builds"]),  # not "… symbols parallel builds"
     (CURIE, "When did she die?", ["marie curie", "die"]),
     (CURIE, "what did he discover", ["marie curie", "discover"]),
 ]
