@@ -146,10 +146,6 @@ def defines(question: str, sentence: str) -> bool:
     return re.match(pattern, sentence, re.I) is not None
 
 
-
-
-
-
 @dataclass
 class ScoredSentence:
     text: str
@@ -388,24 +384,6 @@ def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Score
     if before is None or len(before.text.split()) > 35 or "•" in before.text or before.text.count(";") > 1:
         return None  # a list or a run of items before it: not what "this" names
     return before
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"
