@@ -9,6 +9,8 @@ character's font size, font name and baseline. From those, per page:
 - headings: a line that matches the PDF's outline (bookmarks) on that page, else a short line set
   clearly larger than the body text; each block carries its section path ("3 Usage notes › 3.1
   Numerical limitations"), so a heading is structure, never words glued into a sentence;
+- DocBook reference pages set as one running paragraph ("Nameslidy.duration — … Synopsis<xsl:param
+  …> Description …") split back into headings, name line, synopsis and description (`refentry`);
 - furniture left out: running headers and footers, page numbers (`pdf_text.furniture` on each page's
   first and last lines), footnote markers (a digit set smaller than its line, right after a word),
   pages that are a table of contents or an index (most lines end in a page number);
@@ -20,6 +22,7 @@ character's font size, font name and baseline. From those, per page:
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import re
 import unicodedata
@@ -27,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from knowledge import pdf_text
+from knowledge import pdf_text, refentry
 from knowledge.loaders import Block
 from knowledge.sentences import LIST_MARK
 
@@ -228,11 +231,23 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
     def section() -> str:
         return SECTION_SEP.join(h for _, h in path)
 
+    def heading(level: int, text: str, page: int) -> None:
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, text))
+        blocks.append(Block(text, "title", page, section()))
+
     def flush() -> None:
         nonlocal cur, term
         if cur:
             joiner = "\n" if cur[0].mono else " "
-            text = pdf_text.clean(joiner.join(ln.text for ln in cur))
+            joined = joiner.join(ln.text for ln in cur)
+            pieces = refentry.split(joined) if not cur[0].mono and refentry.marked(joined) else []
+            if any(p.role != "text" for p in pieces):
+                _reference_pages(cur, pieces, heading, lambda text, page: blocks.append(Block(text, "text", page, section())))
+                cur, term = [], ""
+                return
+            text = pdf_text.clean(joined)
             text = f"{term}: {text}" if term else text
             blocks.append(Block(text, kind, cur[0].page, section()))  # type: ignore[arg-type]
             term = ""
@@ -243,10 +258,7 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
             continue
         if ln.heading_level:
             flush()
-            while path and path[-1][0] >= ln.heading_level:
-                path.pop()
-            path.append((ln.heading_level, ln.text))
-            blocks.append(Block(ln.text, "title", ln.page, section()))
+            heading(ln.heading_level, ln.text, ln.page)
             continue
         prev = cur[-1] if cur else None
         starts_item = bool(_LIST.match(ln.text)) and not ln.mono
@@ -267,6 +279,21 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
         cur.append(ln)
     flush()
     return blocks
+
+
+def _reference_pages(cur: list[Line], pieces: list[refentry.Piece], heading, text) -> None:
+    """A paragraph that `refentry.split` cut into headings, name lines, synopses and descriptions:
+    each piece on the page where it starts; a synopsis is a block of its own (code, not prose)."""
+    starts, pos = [], 0
+    for ln in cur:
+        starts.append(pos)
+        pos += len(ln.text) + 1
+    for piece in pieces:
+        page = cur[max(0, bisect.bisect_right(starts, piece.start) - 1)].page
+        if piece.role == "heading":
+            heading(piece.level, piece.text, page)
+        else:
+            text(pdf_text.clean(piece.text), page)
 
 
 def _is_term(cur: list[Line], ln: Line) -> bool:

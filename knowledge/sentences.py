@@ -7,8 +7,8 @@ continuations ("e.g. this"), initials and titles ("Joseph M. Scriven", "the U.S.
 "Smith et al. (2019)", "i.e. Python", German abbreviations ("§ 5 Abs. 2", "z. B. Studierende", "162 Mio.
 Euro") and ordinals ("am 7. Januar", "des frühen 20. Jahrhunderts": a date or a century, not "seit 1990.
 Die …") stay together. `whole_sentences` repairs a chunk's pieces at answer time (chunks cut mid-sentence by an
-older index, sentences broken by a page break; a manual's attribute line "nodesep=f sets …" is whole
-after a label); `sentence_spans` lets the chunker end chunks at sentences.
+older index, sentences broken by a page break; a manual's attribute line "nodesep=f sets …" and a
+reference page's name line "slidy.duration — Specifies …" are whole after a label); `sentence_spans` lets the chunker end chunks at sentences.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ _SENT_SPLIT = re.compile(
 )
 _LATIN_END = re.compile(r"(?i)\b(?:e\.g|i\.e|cf|viz)\.$")  # "e.g. <n> is …": the sentence goes on
 _ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a manual's attribute line
+NAME_LINE = re.compile(r"^[a-z][\w.:@*-]* — \S")  # "slidy.duration — Specifies …": a reference page's name line
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
@@ -114,7 +115,7 @@ def whole_sentences(text: str) -> list[str]:
     kept = False  # the piece before was kept (not the dropped rest of a sentence)
     for piece in split_sentences(text):
         kept_before, kept = kept, True
-        if not starts_lower(piece) or (_ASSIGNS.match(piece) and _whole(piece)):
+        if not starts_lower(piece) or ((_ASSIGNS.match(piece) or NAME_LINE.match(piece)) and _whole(piece)):
             out.append(piece)  # "rankdir=LR|RL|BT requests a left-to-right … drawing." defines an attribute
         elif not out:
             kept = False  # the rest of a sentence that began before the chunk

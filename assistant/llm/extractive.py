@@ -45,7 +45,7 @@ from assistant.llm.sentence_filters import (
     unfinished,
 )
 from assistant.llm.words import STOP, WORD, content_words, raw_content_words, stem
-from knowledge.sentences import LIST_MARK, ends_sentence, split_sentences, whole_sentences
+from knowledge.sentences import LIST_MARK, NAME_LINE, ends_sentence, split_sentences, whole_sentences
 from knowledge.types import Hit, LibraryWords
 
 log = logging.getLogger(__name__)
@@ -225,6 +225,13 @@ class ExtractiveAnswerer:
                 key = fold(example)  # it holds its introducing sentence: a repeat only of another example
                 if key and not any(repeats(key, k) for k in examples):
                     examples.append(key)
+                    # a reference page's name line with its synopsis ("paper.type — Select the paper
+                    # type. <xsl:param …>USletter</xsl:param>") stands in for the name line alone
+                    named = next((s for s in out if s.block == block and NAME_LINE.match(s.text)
+                                  and example.startswith(s.text)), None)  # fmt: skip
+                    if named is not None:
+                        named.text = example
+                        continue
                     out.append(ScoredSentence(example, block, CODE_POSITION + j, 0.0, hit.source_path, heading=hit.section))
         return out
 
@@ -377,7 +384,12 @@ def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
 
 
 def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:
-    """The sentence right before `best` in its chunk when `best` opens by referring back to it."""
+    """The sentence right before `best` in its chunk when `best` opens by referring back to it, or the
+    name line (with its synopsis) of the reference page whose description `best` opens."""
+    # a reference page's description ("Sets the path to …") is about the name line above it
+    names = [s for s in ranked if s.block == best.block and s.position < best.position and NAME_LINE.match(s.text)]
+    if names and not NAME_LINE.match(best.text):
+        return max(names, key=lambda s: s.position)
     if not _ANAPHOR.match(best.text):
         return None
     before = next((s for s in ranked if s.block == best.block and s.position == best.position - 1), None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.llm.words import WORD
-from knowledge.sentences import ends_sentence, split_sentences
+from knowledge.sentences import NAME_LINE, ends_sentence, split_sentences
 
 # three or more upper-case words at the start of a sentence that goes on in lower case
 _CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
@@ -110,9 +110,12 @@ def code_examples(text: str) -> list[str]:
     pieces = split_sentences(text)
     out = []
     for i, (intro, code) in enumerate(zip(pieces, pieces[1:], strict=False)):
-        if intro[:1].islower() and (i == 0 or re.search(r"\w\s*$", pieces[i - 1]) and not _code_piece(pieces[i - 1])):
+        named = NAME_LINE.match(intro) is not None  # "slidy.duration — …" opens a sentence in lower case
+        if intro[:1].islower() and not named and (i == 0 or re.search(r"\w\s*$", pieces[i - 1]) and not _code_piece(pieces[i - 1])):
             continue  # the rest of a sentence that began before the chunk or before a break
-        if len(WORD.findall(intro)) < 2 or not _INTRO.search(intro) or code_like(intro) or not _code_piece(code):
+        # a reference page's name line introduces its synopsis ("paper.type — Select the paper type." ¶
+        # "<xsl:param name="paper.type">USletter</xsl:param>": the default is only in the code)
+        if len(WORD.findall(intro)) < 2 or not (_INTRO.search(intro) or named) or code_like(intro) or not _code_piece(code):
             continue
         short = code if len(code) <= CODE_CHARS else code[:CODE_CHARS].rsplit(" ", 1)[0] + " …"
         out.append(f"{intro.strip().lstrip('•◦▪-* ').rstrip()} {short}")

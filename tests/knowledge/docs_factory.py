@@ -44,7 +44,7 @@ def write_text_pdf(
             ops += ["BT", "/F1 9 Tf", "72 720 Td", f"({_pdf_escape(header)}) Tj", "ET"]
         if numbered:
             ops += ["BT", "/F1 9 Tf", "300 36 Td", f"({i + 1}) Tj", "ET"]
-        stream = "\n".join(ops).encode("latin-1")
+        stream = "\n".join(ops).encode("cp1252")  # WinAnsi: "—" and "’" have a byte too
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     info_id = None
     if title:

@@ -1,0 +1,122 @@
+"""DocBook reference pages whose PDF lost its layout, split back into their structure.
+
+Some DocBook PDFs (dblatex builds of the DocBook XSL reference) set every reference page ("refentry")
+as one running paragraph in one font: the headings "Name", "Synopsis" and "Description" carry no
+size, weight or line break of their own, and each part's title is printed three times, then "Table
+of Contents" and its entries glued together, before its first page:
+
+    "XHTML: Slidy ParamsXHTML: Slidy ParamsXHTML: Slidy ParamsTable of Contentsslidy.durationslidy.path.prefix…
+    Nameslidy.duration — Specifies the duration of the presentation Synopsis <xsl:param …>0</xsl:param>
+    Description This parameter specifies …"
+
+Read as it stands, "Nameslidy.duration — … Synopsis<xsl:param" is one sentence that an answer
+quotes. `split` finds these marks in a paragraph's text and returns its pieces as a reader sees
+them: the part's title and each entry's name as headings, the name line as a sentence of its own
+("slidy.duration — Specifies the duration of the presentation."), the synopsis as code, the
+description as prose; the glued contents list is dropped. Only text with these marks is split.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from knowledge.sentences import ends_sentence
+
+Role = Literal["heading", "text", "code"]
+
+# "Table of Contents" glued to its first entry ("Table of Contentsslidy.duration"), not prose's words
+_CONTENTS = re.compile(r"Table of Contents(?=[\w*@])")
+# the title printed before it: twice for a part ("HTML Parameter Reference"), three times for a section
+_TITLE = re.compile(r"(?P<title>[^\W_][^\n]{1,80}?)\s?(?P=title)(?P<third>\s?(?P=title))?\s?$")
+_TITLE_WINDOW = 3 * 82
+_ENTRY_START = r"Name(?P<name>[^\s—]{1,80})\s?—\s"
+
+
+def _word(word: str) -> str:
+    """`word` also when a line break split it ("Synop sis" once the lines are joined)."""
+    return r"\s?".join(word)
+
+
+# "Name<refname> — <purpose> [Synopsis <code>] Description <text>"
+_ENTRY = re.compile(
+    _ENTRY_START
+    + r"(?P<purpose>[^—]{1,300}?)\s*(?:" + _word("Synopsis") + r"\s*(?P<code>(?:(?!Name[^\s—]+\s?—\s).){1,3000}?)\s*)?" + _word("Description") + r"\s",
+    re.S,
+)
+# dblatex's mark of a code line broken in the output ("<xsl:param -" / "name=…")
+_CODE_BREAK = re.compile(r"\s-\s(?=[\w:.-]+=|<|\"|$)|^-\s")
+# an admonition's label glued to its first word ("NoteThis function began as …")
+_ADMONITION = re.compile(r"\b(Note|Tip|Warning|Caution|Important)(?=[A-Z][a-z])")
+_GLUED_TOKEN = 25  # a token this long in a contents list is entries run together
+
+
+@dataclass
+class Piece:
+    role: Role
+    text: str
+    start: int  # offset in the paragraph's text: where the piece's page is found
+    level: int = 0  # a heading's: 1 a part, 2 a section, 3 a reference page
+
+
+def marked(text: str) -> bool:
+    """Whether `text` holds a reference page's glued headings (cheap test before `split`)."""
+    return "Table of Contents" in text or ("Name" in text and "Description" in text and _ENTRY.search(text) is not None)
+
+
+def _glued(text: str) -> bool:
+    """A contents list run together: most of its characters are in very long tokens."""
+    tokens = text.split()
+    long = sum(len(t) for t in tokens if len(t) >= _GLUED_TOKEN)
+    return bool(tokens) and long * 2 >= sum(len(t) for t in tokens)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or ends_sentence(text) else f"{text}."
+
+
+def _code(text: str) -> str:
+    return " ".join(_CODE_BREAK.sub(" ", text.strip()).split())
+
+
+def split(text: str) -> list[Piece]:
+    """The paragraph's pieces in order; one "text" piece when it holds no marks."""
+    marks: list[tuple[int, int, str, re.Match[str]]] = []  # (start, end, kind, match)
+    for m in _CONTENTS.finditer(text):
+        head = _TITLE.search(text, max(0, m.start() - _TITLE_WINDOW), m.start())
+        marks.append((head.start() if head else m.start(), m.end(), "contents", head or m))
+    for m in _ENTRY.finditer(text):
+        if not any(a <= m.start() < b for a, b, _, _ in marks):
+            marks.append((m.start(), m.end(), "entry", m))
+    marks.sort(key=lambda k: k[0])
+    out: list[Piece] = []
+    pos = 0
+    for start, end, kind, m in marks:
+        if start < pos:
+            continue
+        _prose(text, pos, start, out, finished=True)
+        if kind == "contents":
+            if m.re is _TITLE:
+                out.append(Piece("heading", m.group("title").strip(), start, 2 if m.group("third") else 1))
+            # the list runs to the next mark; it goes when it is entries glued together
+            nxt = next((s for s, _, _, _ in marks if s >= end), len(text))
+            end = nxt if _glued(text[end:nxt]) else end
+        else:
+            name = m.group("name")
+            out.append(Piece("heading", name, start, 3))
+            out.append(Piece("text", _sentence(f"{name} — {m.group('purpose')}"), start))
+            if m.group("code") and m.group("code").strip(" -"):
+                out.append(Piece("code", _code(m.group("code")), m.start("code")))
+        pos = end
+    _prose(text, pos, len(text), out)
+    return out
+
+
+def _prose(text: str, a: int, b: int, out: list[Piece], finished: bool = False) -> None:
+    """The prose between two marks; `finished`: a mark follows, so its last sentence ends here (a
+    description's closing list item, "•TIFF (extension: .tif)", gets its stop)."""
+    chunk = _ADMONITION.sub(r"\1: ", text[a:b].strip())
+    if chunk:
+        out.append(Piece("text", _sentence(chunk) if finished else chunk, a + len(text[a:b]) - len(text[a:b].lstrip())))

@@ -1,0 +1,64 @@
+"""DocBook reference pages set as one running paragraph (dblatex's build of the DocBook XSL
+reference): read back as headings, a name line, a synopsis and a description. The PDFs are written
+here with a real text layer whose lines run the headings into the text the way that manual's do."""
+
+from __future__ import annotations
+
+from assistant.llm.sentence_filters import code_examples
+from knowledge import refentry
+from knowledge.chunking import chunk_document
+from knowledge.loaders import LoadedDocument
+from knowledge.pdf_reader import SECTION_SEP, read_pdf
+from knowledge.sentences import whole_sentences
+from tests.knowledge.docs_factory import write_text_pdf
+
+PAGE_1 = [
+    "name of the S5 slides JavaScript file. XHTML: Slidy ParamsXHTML: Slidy ParamsXHTML: Slidy ParamsTable",
+    "of Contentsslidy.durationslidy.path.prefixslidy.user.cssNameslidy.duration — Specifies the duration of",
+    'the presentation Synopsis <xsl:param name="slidy.duration">0</xsl:param> Description This parameter',
+    "specifies the duration of the presentation in minutes. A JavaScript clock will count down to help the",
+    "speaker. Nameslidy.path.prefix — Specifies the path to Slidy files Synopsis <xsl:param -",
+]
+PAGE_2 = [
+    'name="slidy.path.prefix">files/slidy/</xsl:param> Description This parameter specifies the path where',
+    "Slidy CSS and JavaScript files reside. Nameslidy.user.css — Specifies the name of the Slidy user CSS",
+    'file Synopsis<xsl:param name="slidy.user.css">styles/w3c-blue.css</xsl:param> Description This',
+    "parameter specifies the name of the Slidy user CSS file. NoteThe file is looked for in the output",
+    "directory. The entry chapter toc indicates that a Table of Contents should be generated.",
+]
+
+
+def test_glued_reference_pages_read_as_headings_name_line_synopsis_and_description(tmp_path):
+    doc = read_pdf(write_text_pdf(tmp_path / "ref.pdf", [PAGE_1, PAGE_2]))
+    texts = [b.text for b in doc.blocks]
+    assert not any(m in t for t in texts for m in ("Nameslidy", "Synopsis", "Description", "ParamsTable", "Contentsslidy"))
+    assert "XHTML: Slidy Params" in [b.text for b in doc.blocks if b.kind == "title"]
+    name = next(b for b in doc.blocks if b.text.startswith("slidy.duration —"))
+    assert name.text == "slidy.duration — Specifies the duration of the presentation."
+    assert name.section.split(SECTION_SEP)[-2:] == ["XHTML: Slidy Params", "slidy.duration"]
+    assert texts[texts.index(name.text) + 1] == '<xsl:param name="slidy.duration">0</xsl:param>'
+    assert texts[texts.index(name.text) + 2].startswith("This parameter specifies the duration")
+    # the synopsis broken across a page: dblatex's " -" line-break mark goes, the page is where it starts
+    prefix = next(b for b in doc.blocks if b.text.startswith('<xsl:param name="slidy.path.prefix"'))
+    assert prefix.text == '<xsl:param name="slidy.path.prefix">files/slidy/</xsl:param>' and prefix.page == 1
+    css = next(b for b in doc.blocks if b.text.startswith("This parameter specifies the name of the Slidy"))
+    assert css.page == 2 and css.section.endswith(f"{SECTION_SEP}slidy.user.css")
+    assert "Note: The file is looked for" in css.text
+    assert "a Table of Contents should be generated" in css.text  # the words in prose stay
+
+
+def test_a_chunks_sentences_keep_the_name_line_and_offer_the_synopsis_as_its_example(tmp_path):
+    read = read_pdf(write_text_pdf(tmp_path / "ref.pdf", [PAGE_1, PAGE_2]))
+    chunks = chunk_document(LoadedDocument(read.title, read.blocks), "ref.pdf", "h", 250, 50)
+    text = "\n\n".join(c.chunk_text for c in chunks)
+    sentences = whole_sentences(text)
+    assert "slidy.user.css — Specifies the name of the Slidy user CSS file." in sentences
+    assert not any("Specifies" in s and "Params" in s for s in sentences)  # no heading run into it
+    examples = code_examples(text)
+    assert any(e.startswith("slidy.path.prefix — Specifies the path") and "files/slidy/" in e for e in examples)
+
+
+def test_text_without_the_marks_is_one_piece():
+    prose = "When a Table of Contents is produced, the entry Name — Value is used. Synopsis and Description follow."
+    assert not refentry.marked(prose) or [p.role for p in refentry.split(prose)] == ["text"]
+    assert refentry.split(prose)[0].text == prose
