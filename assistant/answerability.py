@@ -68,7 +68,8 @@ from typing import Any
 import numpy as np
 
 from assistant.calibration import Calibrated, Calibration, Points, anchor_points_of
-from assistant.llm.extractive import ScoredSentence, lacks_asked_number
+from assistant.llm.asked import lacks_asked_number
+from assistant.llm.extractive import ScoredSentence
 from assistant.llm.words import content_words, raw_content_words, stem
 from assistant.unknown_terms import unknown_terms
 from assistant.word_match import covered, german, in_library

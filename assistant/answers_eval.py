@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.events import Done, Sources
-from assistant.llm.extractive import is_factual
+from assistant.llm.asked import is_factual
 from assistant.speech_text import clean
 from knowledge.citations import quoted
 from knowledge.sentences import split_sentences

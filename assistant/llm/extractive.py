@@ -21,6 +21,7 @@ default: `llm.extractive_embedding` is off, the ranking stays lexical).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import re
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.events import NOT_KNOWN
+from assistant.llm.asked import ASKS_NUMBER, NUMBER, answer_kind, defines, is_factual, lacks_asked_number
 from assistant.llm.sentence_filters import (
     POINTER,
     code_after,
@@ -44,7 +46,7 @@ from assistant.llm.sentence_filters import (
     repeats,
     unfinished,
 )
-from assistant.llm.words import STOP, WORD, content_words, raw_content_words, stem
+from assistant.llm.words import WORD, content_words, raw_content_words, stem
 from knowledge.sentences import LIST_MARK, NAME_LINE, ends_sentence, split_sentences, whole_sentences
 from knowledge.types import Hit, LibraryWords
 
@@ -52,98 +54,15 @@ log = logging.getLogger(__name__)
 
 EmbedFn = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit rows
 
-__all__ = ["ExtractiveAnswerer", "ScoredSentence", "content_words", "raw_content_words", "split_sentences", "is_factual", "stem"]
+__all__ = ["ExtractiveAnswerer", "ScoredSentence", "answer_kind", "content_words", "is_factual", "lacks_asked_number",
+           "raw_content_words", "split_sentences", "stem"]
 
-_FACTUAL = re.compile(
-    r"^\s*(who|whom|whose|what|which|when|where|how (many|much|long|old|far|big|often)|in what|"
-    r"is|are|was|were|does|do|did|can|wer|was|welche[rsmn]?|wann|wo|wie (viele?|lange|alt)|"
-    r"in welche[rmn]?)\b",
-    re.IGNORECASE,
-)
-_ASKS_NUMBER = re.compile(
-    r"\b(how (much|many|long|old|far|big|large|often|tall|high)|when|what (year|date|time|percentage)|"
-    r"in (what|which) year|wie (viele?|lange|alt|hoch|gro(ß|ss))|wann|in welchem jahr)\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(  # a digit inside a name or code ("x11", "n=0") states no amount
-    r"(?<![\w=])\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
-    r"hundred|thousand|million|billion|half|dozen|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|"
-    r"hundert|tausend|millionen?)\b",
-    re.IGNORECASE,
-)
-# what kind of answer a question asks for: a who/where question is answered by a sentence naming
-# someone or something the question does not (a capitalised word not opening the sentence), a when
-# question by one holding a year or a month
-_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|wohin)\b|\b(who|where)\b", re.I)
-# a why question is answered by a sentence giving a cause ("… as this will cause cron to ignore the file")
-_ASKS_REASON = re.compile(r"^\s*(why|warum|wieso|weshalb)\b|\bwhy\b", re.I)
-_REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|in order to|therefore|otherwise|reason|"
-                     r"weil|deshalb|daher|damit|wegen|sonst)\b", re.I)
-_ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem jahr\b", re.I)
-_CAPITAL = re.compile(r"^[A-ZÄÖÜÀ-ÝĀ-Ž][\w'’-]+$")
-_DATE = re.compile(
-    r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
-    r"November|December|Januar|Februar|März|Juni|Juli|Oktober|Dezember)\b"
-)
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
 ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
-
-
-# a question that asks for steps, a list or an explanation may take a third sentence
-_STEPS = re.compile(r"\b(how (do|can|should|would|could|does) (i|we|you|one)|how to|steps?|explain|describe|list|why|"
-                    r"wie (kann|muss|soll|mache) (ich|man)|warum|erkläre|beschreibe)\b", re.IGNORECASE)
-
-
-def is_factual(question: str) -> bool:
-    """A question asking for one fact (who/what/when/…, or anything short that does not ask for
-    steps, a list or an explanation): answered in at most two sentences."""
-    if _STEPS.search(question):
-        return False
-    return bool(_FACTUAL.match(question)) or len(question.split()) <= 8 or bool(re.search(r"\?\s*$", question))
-
-
-def lacks_asked_number(question: str, sentences: Sequence[str]) -> bool:
-    """The question asks for a number or a date (how many, when, wie viele…) and none of
-    `sentences` holds one (a year or a month for "when")."""
-    if not _ASKS_NUMBER.search(question):
-        return False
-    pattern = _DATE if _ASKS_DATE.search(question) else _NUMBER
-    return not any(pattern.search(s) for s in sentences)
-
-
-def answer_kind(question: str, sentence: str) -> bool:
-    """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
-    hold (who/where), a year or a month (when), a cause (why). False for other questions."""
-    if _ASKS_NAME.search(question):
-        asked = {stem(w.lower()) for w in WORD.findall(question)}
-        words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
-        # "The", "In" inside a title name no one; a name the question holds (in any form) is no answer
-        return any(_CAPITAL.match(w) and w.lower() not in STOP and stem(w.lower()) not in asked for w in words)
-    if _ASKS_DATE.search(question):
-        return bool(_DATE.search(sentence))
-    if _ASKS_REASON.search(question):
-        return bool(_REASON.search(sentence))
-    return False
-
-
-# "what is X", "what does X mean", "what's X", "define X": the sentence that defines X answers it
-_WHAT_IS = re.compile(r"^\s*(?:what(?:'s| is| are| does)|define|was (?:ist|sind|bedeutet))\s+(?:an? |the |der |die |das |ein |eine )?"
-                      r"[‘'\"“]?(?P<x>[^?‘'\"”]+?)[’'\"”]?\s*(?:mean|stand for|bedeuten)?\s*(?:in \w+)?\s*\??\s*$", re.I)
-
-
-def defines(question: str, sentence: str) -> bool:
-    """Whether `sentence` defines what a "what is X" question asks about: it opens with X (after
-    an article) and goes on with "is", "are", "means", "stands for", "refers to", or a colon or dash."""
-    m = _WHAT_IS.match(question)
-    if not m:
-        return False
-    x = re.escape(" ".join(m.group("x").split()))
-    pattern = rf"^\W*(?:an? |the |der |die |das |ein |eine )?[‘'\"“]?{x}s?[’'\"”]?(?:\s*\([^)]*\))?\s*(?:is|are|means?|stands? for|refers? to|ist|sind|bedeutet|:|—|–|-)\s"
-    return re.match(pattern, sentence, re.I) is not None
 
 
 @dataclass
@@ -156,6 +75,7 @@ class ScoredSentence:
     coverage: float = 0.0  # share of the question's content words it holds
     similarity: float | None = None  # embedding cosine to the question (when embedded)
     heading: str = ""  # the heading it stands under in its chunk: what the sentence is about
+    section: str = ""  # its chunk's section path ("HTML Parameter Reference › Chunking › root.filename")
 
 
 class ExtractiveAnswerer:
@@ -220,7 +140,7 @@ class ExtractiveAnswerer:
                 if any(repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
                 seen.append(key)
-                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under))
+                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under, section=hit.section))
             for j, example in enumerate(code_examples(hit.chunk_text)):
                 key = fold(example)  # it holds its introducing sentence: a repeat only of another example
                 if key and not any(repeats(key, k) for k in examples):
@@ -315,8 +235,8 @@ class ExtractiveAnswerer:
     @staticmethod
     def _shape(question: str, sentences: Sequence[ScoredSentence], scores: np.ndarray) -> np.ndarray:
         """Overlap scores shaped by the kind of answer asked: a number, a name, a date."""
-        if _ASKS_NUMBER.search(question):
-            scores = scores * np.array([1.0 if _NUMBER.search(s.text) else NO_NUMBER for s in sentences])
+        if ASKS_NUMBER.search(question):
+            scores = scores * np.array([1.0 if NUMBER.search(s.text) else NO_NUMBER for s in sentences])
         kind = np.array([answer_kind(question, s.text) or defines(question, s.text) for s in sentences], dtype=np.float64)
         return scores + ANSWER_TYPE * kind
 
@@ -332,6 +252,9 @@ class ExtractiveAnswerer:
         before = _antecedent(best, ranked) if limit >= 2 else None
         if before is not None:
             return " ".join(_cite(s.text, s.block) for s in (before, best))
+        entry = _entry_named(best)
+        if entry:  # "When this parameter is non-zero, …" read out needs to say which parameter
+            best = dataclasses.replace(best, text=f"{entry}: {best.text}")
         close = [s for s in ranked[1:] if s.source == best.source and s.score >= best.score * self.min_relative]
         after = _follow_on(best, ranked) if limit >= 2 else None
         if after is not None:
@@ -381,6 +304,21 @@ def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
     if nxt is None or len(nxt.text.split()) > FOLLOW_ON_WORDS:
         return None
     return nxt if _value_row(nxt.text) or (ends_sentence(nxt.text) and re.search(r"\bdefaults?\b", nxt.text, re.I)) else None
+
+
+# a reference entry's description speaks of its entry as "this parameter", "the template" …
+_ENTRY_REF = re.compile(r"\b(this|the) (parameter|template|attribute[- ]set|processing instruction|PI|element|option|"
+                        r"function|macro|variable|setting|property|command)\b")
+_ENTRY = re.compile(r"^[\w\\][\w.:@*-]*(\(\))?$")
+
+
+def _entry_named(best: ScoredSentence) -> str:
+    """The name of the reference entry `best` describes as "this parameter" (the last part of its
+    section path, when that is a name like "highlight.source"), unless the sentence names it."""
+    entry = best.section.rsplit("›", 1)[-1].strip()
+    if not _ENTRY_REF.search(best.text) or not _ENTRY.match(entry) or not re.search(r"[._\\()-]", entry):
+        return ""
+    return "" if entry in best.text else entry
 
 
 def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:

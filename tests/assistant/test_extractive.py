@@ -276,3 +276,13 @@ def test_a_digit_inside_code_or_a_name_is_no_amount():
               "The shell keeps the most recent 500 commands.", 0.8)
     text = ExtractiveAnswerer(max_sentences=1).answer("How many lines of history does the shell keep?", [hit])
     assert text.startswith("The shell keeps the most recent 500 commands"), text
+
+
+def test_a_reference_entry_described_as_this_parameter_is_named():
+    hit = Hit("c1", "ref.pdf", "Reference", "When this parameter is non-zero, the stylesheets highlight the code of "
+              "program listings. You choose the language of each listing with its language attribute.", 0.8,
+              section="HTML Parameter Reference › Syntax highlighting › highlight.source")
+    text = ExtractiveAnswerer(max_sentences=1).answer("How do I turn on highlighting of program listings?", [hit])
+    assert text.startswith("highlight.source: When this parameter is non-zero"), text
+    plain = Hit("c2", "guide.pdf", "Guide", "Set the option to blue before you print the page.", 0.8, section="Guide › Colours")
+    assert ExtractiveAnswerer(max_sentences=1).answer("How do I set the colour to blue?", [plain]).startswith("Set the option")

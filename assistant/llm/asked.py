@@ -1,0 +1,97 @@
+"""What kind of answer a question asks for, and whether a sentence holds it: a number (how many,
+how long, when), a name the question does not hold (who, where), a date (when), a cause (why), the
+definition of X ("what is X"); and whether it asks for one fact (answered in at most two sentences)
+or for steps, a list or an explanation. Used to rank the extractive answer's sentences and by the
+answerability decision (`lacks_asked_number`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from assistant.llm.words import STOP, WORD, stem
+
+_FACTUAL = re.compile(
+    r"^\s*(who|whom|whose|what|which|when|where|how (many|much|long|old|far|big|often)|in what|"
+    r"is|are|was|were|does|do|did|can|wer|was|welche[rsmn]?|wann|wo|wie (viele?|lange|alt)|"
+    r"in welche[rmn]?)\b",
+    re.IGNORECASE,
+)
+ASKS_NUMBER = re.compile(
+    r"\b(how (much|many|long|old|far|big|large|often|tall|high)|when|what (year|date|time|percentage)|"
+    r"in (what|which) year|wie (viele?|lange|alt|hoch|gro(ß|ss))|wann|in welchem jahr)\b",
+    re.IGNORECASE,
+)
+NUMBER = re.compile(  # a digit inside a name or code ("x11", "n=0") states no amount
+    r"(?<![\w=])\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|million|billion|half|dozen|ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|"
+    r"hundert|tausend|millionen?)\b",
+    re.IGNORECASE,
+)
+# what kind of answer a question asks for: a who/where question is answered by a sentence naming
+# someone or something the question does not (a capitalised word not opening the sentence), a when
+# question by one holding a year or a month
+_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|wohin)\b|\b(who|where)\b", re.I)
+# a why question is answered by a sentence giving a cause ("… as this will cause cron to ignore the file")
+_ASKS_REASON = re.compile(r"^\s*(why|warum|wieso|weshalb)\b|\bwhy\b", re.I)
+_REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|in order to|therefore|otherwise|reason|"
+                     r"weil|deshalb|daher|damit|wegen|sonst)\b", re.I)
+_ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem jahr\b", re.I)
+_CAPITAL = re.compile(r"^[A-ZÄÖÜÀ-ÝĀ-Ž][\w'’-]+$")
+_DATE = re.compile(
+    r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Januar|Februar|März|Juni|Juli|Oktober|Dezember)\b"
+)
+
+
+# a question that asks for steps, a list or an explanation may take a third sentence
+_STEPS = re.compile(r"\b(how (do|can|should|would|could|does) (i|we|you|one)|how to|steps?|explain|describe|list|why|"
+                    r"wie (kann|muss|soll|mache) (ich|man)|warum|erkläre|beschreibe)\b", re.IGNORECASE)
+
+
+def is_factual(question: str) -> bool:
+    """A question asking for one fact (who/what/when/…, or anything short that does not ask for
+    steps, a list or an explanation): answered in at most two sentences."""
+    if _STEPS.search(question):
+        return False
+    return bool(_FACTUAL.match(question)) or len(question.split()) <= 8 or bool(re.search(r"\?\s*$", question))
+
+
+def lacks_asked_number(question: str, sentences: Sequence[str]) -> bool:
+    """The question asks for a number or a date (how many, when, wie viele…) and none of
+    `sentences` holds one (a year or a month for "when")."""
+    if not ASKS_NUMBER.search(question):
+        return False
+    pattern = _DATE if _ASKS_DATE.search(question) else NUMBER
+    return not any(pattern.search(s) for s in sentences)
+
+
+def answer_kind(question: str, sentence: str) -> bool:
+    """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
+    hold (who/where), a year or a month (when), a cause (why). False for other questions."""
+    if _ASKS_NAME.search(question):
+        asked = {stem(w.lower()) for w in WORD.findall(question)}
+        words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
+        # "The", "In" inside a title name no one; a name the question holds (in any form) is no answer
+        return any(_CAPITAL.match(w) and w.lower() not in STOP and stem(w.lower()) not in asked for w in words)
+    if _ASKS_DATE.search(question):
+        return bool(_DATE.search(sentence))
+    if _ASKS_REASON.search(question):
+        return bool(_REASON.search(sentence))
+    return False
+
+
+# "what is X", "what does X mean", "what's X", "define X": the sentence that defines X answers it
+_WHAT_IS = re.compile(r"^\s*(?:what(?:'s| is| are| does)|define|was (?:ist|sind|bedeutet))\s+(?:an? |the |der |die |das |ein |eine )?"
+                      r"[‘'\"“]?(?P<x>[^?‘'\"”]+?)[’'\"”]?\s*(?:mean|stand for|bedeuten)?\s*(?:in \w+)?\s*\??\s*$", re.I)
+
+
+def defines(question: str, sentence: str) -> bool:
+    """Whether `sentence` defines what a "what is X" question asks about: it opens with X (after
+    an article) and goes on with "is", "are", "means", "stands for", "refers to", or a colon or dash."""
+    m = _WHAT_IS.match(question)
+    if not m:
+        return False
+    x = re.escape(" ".join(m.group("x").split()))
+    pattern = rf"^\W*(?:an? |the |der |die |das |ein |eine )?[‘'\"“]?{x}s?[’'\"”]?(?:\s*\([^)]*\))?\s*(?:is|are|means?|stands? for|refers? to|ist|sind|bedeutet|:|—|–|-)\s"
+    return re.match(pattern, sentence, re.I) is not None
