@@ -117,8 +117,10 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
         rw = Rewrite(text, text, "none")
     query = rw.query if rw.rewritten else text
     # the answer is written for the question that carries the content words: the follow-up itself
-    # when it names its subject ("and what about attendance?"), else the standalone query
-    answered = text if rw.method == "heuristic" and rw.reason in _OWN_WORDS else query
+    # when it names its subject ("and what about attendance?"), else the standalone query ("and turn
+    # them back on?" names nothing: "turn automatic beams back on" does)
+    own = rw.method == "heuristic" and rw.reason in _OWN_WORDS and not (_PRONOUN.search(text) or _DEICTIC.search(text))
+    answered = text if own else query
     return Question(text, query, answered, rw)
 
 

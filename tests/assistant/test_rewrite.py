@@ -136,3 +136,16 @@ def test_consistent():
     assert not consistent("who maintains it?", "Who funds CRAN?", CONVERSATION)  # "maintains" dropped
     assert not consistent("who maintains it?", "Who maintains CRAN mirrors in Austria?", CONVERSATION)
     assert not consistent("who maintains it?", "", CONVERSATION)
+
+
+def test_the_answer_is_written_for_the_words_that_name_the_subject():
+    from assistant.memory import ConversationMemory
+    from assistant.rewrite import rewrite_question
+
+    memory = ConversationMemory()
+    memory.add(Exchange(user="How do I turn off automatic beams?", assistant="Use \\autoBeamOff [1].",
+                        query="How do I turn off automatic beams?"))  # fmt: skip
+    back = rewrite_question("and what about turning them back on?", memory, FollowUpRewriter())
+    assert "automatic beams" in back.query and back.answered == back.query, back  # "them" names nothing
+    about = rewrite_question("and what about manual beams?", memory, FollowUpRewriter())
+    assert about.answered == "and what about manual beams?"  # it names its own subject
