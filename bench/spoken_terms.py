@@ -276,6 +276,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
     hyps: dict[str, list[str]] = {}
     hit = loose = total = ins = ins_strict = ins_words = ins_utts = utts = 0
     per_cond: dict[str, list[int]] = {}
+    missed: list[dict] = []  # the terms not heard, with what was
     for item in items:
         for cond in conds:
             hyp = runner.hear(spec, clip_for(item, cond, cache, synths))
@@ -288,6 +289,8 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
                     hit, total, loose = hit + ok, total + 1, loose + spelled_in(tokens(hyp), term)
                     pc = per_cond.setdefault(cond[0], [0, 0])
                     pc[0], pc[1] = pc[0] + ok, pc[1] + 1
+                    if not ok:
+                        missed.append({"term": term, "condition": cond[0], "heard": hyp})
             else:
                 n = inserted(hyp, ref, term_tokens)
                 ins, ins_utts, utts = ins + n, ins_utts + (n > 0), utts + 1
@@ -311,6 +314,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
         "librivox_wer": wer([c.reference for c in libri], lhyps),
         "librivox_inserted": lins,
         "second_passes": sum(p == 2 for p in runner.passes if p is not None) / max(1, len(runner.passes)),
+        "missed": missed,
     }
 
 
