@@ -26,6 +26,8 @@ _WORD_SPANS = re.compile(r"[\w'.-]+", re.UNICODE)  # a word as heard, with its i
 MIN_KEY = 4  # a term shorter than this (spelled) is never matched by its spelling ("asy": by its sound)
 _FAMILY = re.compile(r"(?:\d+|s)$")  # a numbered or plural variant of another term
 EVERYDAY_ZIPF = 3.0  # a word heard this common in English is kept as heard ("scoring", "melody")
+ACRONYM_SLIPS = 2  # letters heard wrong in a spelled-out name ("ANCDXT" for AMC-TXT: M/N, T/D sound alike)
+_CAPS_WORD = re.compile(r"^[A-Z][A-Z0-9-]{3,}$")
 JOIN_LETTERS = 6  # words heard apart are written as one term only when they spell this many letters ("in it" ≠ "init")
 MIN_SOUND = 3  # phonemes a term or words need to be matched by sound
 _NOT_SOUND = re.compile(r"[ˈˌːʲ\s,.;:!?'\-]+")  # stress, length and pauses: not what tells words apart
@@ -88,6 +90,7 @@ class TermIndex:
             if len(key) >= MIN_KEY:
                 self.keys.setdefault(key, t)
         self._key_list = list(self.keys)  # matched by spelling (one-letter names by their sound only)
+        self._acronyms = [k for k, t in self.keys.items() if _CAPS_WORD.match(t)]  # "AMC-TXT", "DEB_BUILD_OPTIONS"
         self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
         for letter in self.letters:
             self.keys.setdefault(letter.lower(), letter)
@@ -150,8 +153,9 @@ class TermIndex:
         """`text` with the words that spell one of the terms written as the library writes it: one
         word whose letters and digits are the term's ("AMCTXT", "post-inst" → "AMC-TXT", "postinst"),
         or two or three that together are, for a name written with capitals inside ("lily pond" →
-        "LilyPond", "DEB build options" → "DEB_BUILD_OPTIONS"). Only spelling, never sound: what was
-        heard is kept, its spacing and punctuation are the library's. Ordinary words stay as heard:
+        "LilyPond", "DEB build options" → "DEB_BUILD_OPTIONS"); and a word heard as capitals a few letters
+        from one of the library's capitals-only names (`_acronym_heard`). Otherwise only spelling, never
+        sound: what was heard is kept, its spacing and punctuation are the library's. Ordinary words stay as heard:
         "melody" is not LilyPond's "\\melody", nor "line width" Asymptote's "linewidth"."""
         if not text or not self.keys:
             return text
@@ -174,8 +178,26 @@ class TermIndex:
                     i += n
                     break
             else:
+                term = self._acronym_heard(words[i].group())
+                if term is not None:
+                    out.append(text[pos : words[i].start()] + term)
+                    pos = words[i].end()
                 i += 1
         return "".join(out) + text[pos:]
+
+    def _acronym_heard(self, word: str) -> str | None:
+        """The library's one capitals-only name that `word`, letters heard as capitals and not a term
+        itself, is at most `ACRONYM_SLIPS` letters from ("ANC-KXT", "MCDXT" → "AMC-TXT"): spelled-out
+        letters are the words Whisper mishears most, and capitals say it heard letters."""
+        if not _CAPS_WORD.match(word) or not self._acronyms:
+            return None
+        key = spelled(word)
+        if key in self.keys:
+            return None
+        from rapidfuzz.distance import OSA  # noqa: PLC0415
+
+        near = [k for k in self._acronyms if abs(len(k) - len(key)) <= 1 and OSA.distance(key, k) <= ACRONYM_SLIPS]
+        return self.keys[near[0]] if len(near) == 1 else None
 
 
 _NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}")  # "LilyPond", "AMC-TXT", "DEB_BUILD_OPTIONS": a name, not words

@@ -94,6 +94,16 @@ def test_words_that_spell_a_term_are_written_the_library_s_way_and_nothing_else_
     assert index.write("which DEB build options tag") == "which DEB_BUILD_OPTIONS tag"
 
 
+def test_letters_heard_as_capitals_near_one_of_the_library_s_capitals_names_are_written_as_it():
+    index = TermIndex(["AMC-TXT", "DEB_BUILD_OPTIONS", "UID", "LilyPond"])
+    assert index.write("multiple answer questions in an ANCDXT file") == "multiple answer questions in an AMC-TXT file"
+    assert index.write("MCDXT complains about a missing font") == "AMC-TXT complains about a missing font"
+    assert index.write("NASA and the FBI were asked") == "NASA and the FBI were asked"  # no name of the library is near
+    assert index.write("an amcdxt file") == "an amcdxt file"  # not heard as letters
+    two = TermIndex(["AMC-TXT", "AMC-TEX"])
+    assert two.write("an ANC-TXX file") == "an ANC-TXX file"  # near two names: left as heard
+
+
 def test_a_whole_clip_transcript_writes_the_library_s_terms(base, tmp_path):
     """Piper says "AMC-TXT"; whatever spacing whisper hears, the transcript writes the term."""
     base.vocabulary = lambda: ("AMC-TXT", "LilyPond", "postinst")
