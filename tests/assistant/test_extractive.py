@@ -286,3 +286,14 @@ def test_a_reference_entry_described_as_this_parameter_is_named():
     assert text.startswith("highlight.source: When this parameter is non-zero"), text
     plain = Hit("c2", "guide.pdf", "Guide", "Set the option to blue before you print the page.", 0.8, section="Guide › Colours")
     assert ExtractiveAnswerer(max_sentences=1).answer("How do I set the colour to blue?", [plain]).startswith("Set the option")
+
+
+def test_a_second_chunk_scored_nearly_as_high_as_the_first_vouches_nearly_as_much():
+    from assistant.llm.extractive import _block_weights
+
+    def hits(*scores):
+        return [Hit(f"c{i}", "d.md", "d", "text", s) for i, s in enumerate(scores)]
+
+    close, far = _block_weights(hits(0.9, 0.85, 0.3)), _block_weights(hits(0.9, 0.3, 0.2))
+    assert close[0] == far[0] == 1.0 and close[1] > 0.8 > 0.2 > far[1]
+    assert _block_weights(hits(0.5, -0.1)) == [1.0, 0.5]  # scores that are not all positive: 1 / rank
