@@ -6,8 +6,8 @@ of pages" for "the maximum number of students per test"); of the phrase with the
 ("for simple ones" for "for multiple questions"); of its last determiner phrase when X starts with a
 determiner ("the TeX colors" for "the standard X11 colors"); of the object of its last prepositional
 phrase that names nothing ("smoking" for "late payment"), else of its last name when X is a name
-("Windows" for "Linux"), else of its last determiner phrase ("parallel builds" for "the debugging
-symbols"). Otherwise X is added at the end. What a rewrite added in parentheses
+("Windows" for "Linux"), else of its last determiner phrase after a verb ("parallel builds" for "the
+debugging symbols", not for the subject of "How is the course assessed?"). Otherwise X is added at the end. What a rewrite added in parentheses
 ("… (INXS)?") is dropped from the previous question first.
 """
 
@@ -21,6 +21,9 @@ PREPOSITIONS = frozenset(
 )
 _DETERMINERS = frozenset("the a an this that these those my your our its their".split())
 _ADDED = re.compile(r"\s*\([^)]*\)")
+# the words before a subject ("How is the course assessed?"): a determiner phrase after them is no object
+_NOT_VERBS = frozenset("is are was were do does did can could will would should has have had may might must "
+                       "how what which who whom whose when where why and or".split())
 
 
 def _named(words: list[str]) -> bool:
@@ -69,8 +72,8 @@ def swap(previous: str, rest: str) -> str:
         names = [i for i, w in enumerate(prev) if i and w[:1].isupper() and w != "I"]
         if names:
             return _join(prev[: names[-1]], new, prev[names[-1] + 1 :])
-    dets = _spans(prev, _DETERMINERS)
-    if dets:  # "which tag keeps the debugging symbols" + "parallel builds": the object's place
+    dets = [(s, e) for s, e in _spans(prev, _DETERMINERS) if s and prev[s - 1].lower() not in _NOT_VERBS]
+    if dets:  # "which tag keeps the debugging symbols" + "parallel builds": the object's place, not a subject's
         s, e = dets[-1]
         return _join(prev[:s], new, prev[e:])
     return _join(prev, new, [])

@@ -37,6 +37,8 @@ DIALOGUE = [
     (PENALTIES, "what about smoking?", ["what are the penalties for smoking"]),  # the question, for smoking
     (TAGS, "and which one keeps the debugging symbols?", ["which build option keeps the debugging symbols"]),
     (SYMBOLS, "what about parallel builds?", ["which build option keeps parallel builds"]),  # not "… symbols parallel builds"
+    (Exchange(user="How is the course assessed?", assistant="By a written exam [1].", query="How is the course assessed?"),
+     "and what about attendance?", ["course", "attendance"]),  # a subject keeps its place
     (CURIE, "When did she die?", ["marie curie", "die"]),
     (CURIE, "what did he discover", ["marie curie", "discover"]),
 ]
