@@ -29,7 +29,7 @@ from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import CITATION, ConversationMemory, Exchange
 from assistant.referent import mid_capitals, names_in, referent
-from assistant.swap import swap
+from assistant.swap import AUXILIARIES, swap
 from assistant.topic import Topic, leans_on_topic, topic_of_conversation, with_topic
 from assistant.word_match import covered
 
@@ -135,8 +135,8 @@ def asked_noun(question: str) -> str:
     noun: list[str] = []
     for i, w in enumerate(words[1:5], start=1):
         after = words[i + 1].lower() if i + 1 < len(words) else ""
-        verb = noun and (after in _NOUN_END or (w.islower() and w.endswith("s") and after not in _AUX))
-        if not w or w.lower() in _AUX or w.lower() in _NOUN_END or verb:  # "tag skips", not "line types are"
+        verb = noun and (after in _NOUN_END or (w.islower() and w.endswith("s") and after not in AUXILIARIES))
+        if not w or w.lower() in AUXILIARIES or w.lower() in _NOUN_END or verb:  # "tag skips", not "line types are"
             break
         noun.append(w)
     return " ".join(noun)
@@ -187,7 +187,7 @@ def _new_subject(q: str, exchanges: list[Exchange]) -> bool:
     not used ("Are cats allowed?" after questions about a course): it stands on its own. ("Did the
     band tour?" after talk of the band leans on it.)"""
     words = q.split()
-    if not words or words[0].lower().strip(",.?!") not in _AUX:
+    if not words or words[0].lower().strip(",.?!") not in AUXILIARIES:
         return False
     own = content_words(" ".join(words[1:]))
     said = set(content_words(" ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)))
@@ -235,7 +235,7 @@ def _has_own_subject(q: str) -> bool:
     toks = q.split()
     # the subject's place: the first word, or the next one ("Did Terry Bradshaw …"), or the one after
     # an auxiliary ("What did Julia …"); "how do I get SVG from it?" names an object, not a subject
-    at = [0, 1] + ([2] if len(toks) > 2 and toks[1].lower() in _AUX else [])
+    at = [0, 1] + ([2] if len(toks) > 2 and toks[1].lower() in AUXILIARIES else [])
     before = q[: m.start()] if m else q
     return any(" ".join(toks[i:]).startswith(n) for n in names_in(before, set()) for i in at if i < len(toks))
 
@@ -364,7 +364,6 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
-_AUX = frozenset("is are was were do does did can could will would should has have had may might must".split())
 _WEAK = ("ellipsis", "topic")  # follow-ups found by what they lack, not by a word that points back
 TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic")  # follow-ups that name the topic beside the referent
 _REFERRING = frozenset(content_words(" ".join(ORDINALS) + " number item point option step source result thing "

@@ -22,8 +22,8 @@ PREPOSITIONS = frozenset(
 _DETERMINERS = frozenset("the a an this that these those my your our its their".split())
 _ADDED = re.compile(r"\s*\([^)]*\)")
 # the words before a subject ("How is the course assessed?"): a determiner phrase after them is no object
-_NOT_VERBS = frozenset("is are was were do does did can could will would should has have had may might must "
-                       "how what which who whom whose when where why and or".split())
+AUXILIARIES = frozenset("is are was were do does did can could will would should has have had may might must".split())
+_NOT_VERBS = AUXILIARIES | frozenset("how what which who whom whose when where why and or".split())
 
 
 def _named(words: list[str]) -> bool:

@@ -33,8 +33,8 @@ from pathlib import Path
 from knowledge import pdf_text, refentry
 from knowledge.loaders import Block
 from knowledge.sentences import LIST_MARK
+from knowledge.types import SECTION_SEP
 
-SECTION_SEP = " › "
 _LIST = re.compile(LIST_MARK.pattern + r"\S")
 _NUMBERED = re.compile(r"^\s*(?:(?:chapter|kapitel|appendix|anhang|part|teil)\s+)?(?:[A-Z]|\d{1,2})(?:\.\d{1,2})*\.?\s+", re.I)
 _LEADERS = re.compile(r"(?:\.\s?){3,}\s*[\dIVXLCivxlc]{1,4}\s*$")

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+SECTION_SEP = " › "  # between the headings of a section path ("3 Usage notes › 3.1 Numerical limitations")
+
 
 @dataclass
 class Chunk:

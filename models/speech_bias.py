@@ -90,7 +90,7 @@ class TermIndex:
             if len(key) >= MIN_KEY:
                 self.keys.setdefault(key, t)
         self._key_list = list(self.keys)  # matched by spelling (one-letter names by their sound only)
-        self._acronyms = [k for k, t in self.keys.items() if _CAPS_WORD.match(t)]  # "AMC-TXT", "DEB_BUILD_OPTIONS"
+        self._acronyms = [k for k, t in self.keys.items() if _CAPS_WORD.match(t)]  # "AMC-TXT", "UTF-8"
         self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
         for letter in self.letters:
             self.keys.setdefault(letter.lower(), letter)

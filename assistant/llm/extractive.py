@@ -49,7 +49,7 @@ from assistant.llm.sentence_filters import (
 )
 from assistant.llm.words import WORD, content_words, raw_content_words, stem
 from knowledge.sentences import LIST_MARK, NAME_LINE, ends_sentence, split_sentences, whole_sentences
-from knowledge.types import Hit, LibraryWords
+from knowledge.types import SECTION_SEP, Hit, LibraryWords
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,8 @@ class ExtractiveAnswerer:
                     if named is not None:
                         named.text = example
                         continue
-                    out.append(ScoredSentence(example, block, CODE_POSITION + j, 0.0, hit.source_path, heading=hit.section))
+                    out.append(ScoredSentence(example, block, CODE_POSITION + j, 0.0, hit.source_path, heading=hit.section,
+                                              section=hit.section))
         return out
 
     def rank(
@@ -330,7 +331,7 @@ _ENTRY = re.compile(r"^[\w\\][\w.:@*-]*(\(\))?$")
 def _entry_named(best: ScoredSentence) -> str:
     """The name of the reference entry `best` describes as "this parameter" (the last part of its
     section path, when that is a name like "highlight.source"), unless the sentence names it."""
-    entry = best.section.rsplit("›", 1)[-1].strip()
+    entry = best.section.rsplit(SECTION_SEP, 1)[-1].strip()
     if not _ENTRY_REF.search(best.text) or not _ENTRY.match(entry) or not re.search(r"[._\\()-]", entry):
         return ""
     return "" if entry in best.text else entry
