@@ -237,7 +237,24 @@ def _has_own_subject(q: str) -> bool:
     # an auxiliary ("What did Julia …"); "how do I get SVG from it?" names an object, not a subject
     at = [0, 1] + ([2] if len(toks) > 2 and toks[1].lower() in AUXILIARIES else [])
     before = q[: m.start()] if m else q
-    return any(" ".join(toks[i:]).startswith(n) for n in names_in(before, set()) for i in at if i < len(toks))
+    if any(" ".join(toks[i:]).startswith(n) for n in names_in(before, set()) for i in at if i < len(toks)):
+        return True
+    return bool(m) and m.group(0).lower() in _THING_POSSESSIVE and _noun_subject(before)
+
+
+_THING_POSSESSIVE = ("its", "their", "theirs")
+_DETERMINERS = frozenset("the a an".split())
+
+
+def _noun_subject(before: str) -> bool:
+    """A yes/no question that opens with its own noun subject before a thing's possessive ("Did
+    burlesque stay true to its origins?": its is burlesque's). Not his/her: "Did an injury end his
+    career?" is about someone else."""
+    toks = [t.lower().strip(",.?!") for t in before.split()]
+    if len(toks) < 2 or toks[0] not in AUXILIARIES:
+        return False
+    head = toks[2] if toks[1] in _DETERMINERS and len(toks) > 2 else toks[1]
+    return bool(content_words(head)) and not _PRONOUN.fullmatch(head)
 
 
 class FollowUpRewriter:

@@ -41,12 +41,14 @@ DIALOGUE = [
      "and what about attendance?", ["course", "attendance"]),  # a subject keeps its place
     (CURIE, "When did she die?", ["marie curie", "die"]),
     (CURIE, "what did he discover", ["marie curie", "discover"]),
+    (CURIE, "Did an illness end her career?", ["marie curie's career"]),  # her: not the illness
 ]
 NEW_TOPICS = [
     (PENALTIES, "What is the notice period in the rental agreement?"),
     (PENALTIES, "How often should I check the brake pads?"),
     (CURIE, "Who wrote the Harry Potter books?"),
     (CURIE, "Is it true that cats are allowed in the flat?"),
+    (CURIE, "Did radium lose its popularity as a cure?"),  # its: the question's own subject
     (None, "tell me more"),  # nothing to follow up on
 ]
 
