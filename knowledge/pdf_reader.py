@@ -237,11 +237,13 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
         path.append((level, text))
         blocks.append(Block(text, "title", page, section()))
 
-    def flush() -> None:
+    def flush(hold: bool = False) -> None:
         nonlocal cur, term
         if cur:
             joiner = "\n" if cur[0].mono else " "
             joined = joiner.join(ln.text for ln in cur)
+            if hold and not cur[0].mono and refentry.open_entry(joined):
+                return  # a reference page's head broken by a gap: the next paragraph joins it
             pieces = refentry.split(joined) if not cur[0].mono and refentry.marked(joined) else []
             if any(p.role != "text" for p in pieces):
                 _reference_pages(cur, pieces, heading, lambda text, page: blocks.append(Block(text, "text", page, section())))
@@ -274,7 +276,7 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
             if _is_term(cur, ln) and not starts_item:
                 term, cur = cur[0].text, []  # "nocheck" / "This tag says to not run …"
             else:
-                flush()
+                flush(hold=True)
             kind = "list_item" if starts_item else "text"
         cur.append(ln)
     flush()

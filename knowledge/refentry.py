@@ -65,6 +65,21 @@ def marked(text: str) -> bool:
     return "Table of Contents" in text or ("Name" in text and "Description" in text and _ENTRY.search(text) is not None)
 
 
+_OPEN_MAX = 3000  # characters after an entry's name: a longer "head" is not one, stop holding
+
+
+def open_entry(text: str) -> bool:
+    """Whether `text` ends inside an entry's head: its last "Name… — " has no "Description" after
+    it yet. dblatex leaves wide gaps inside a head (around the synopsis), so a paragraph can end
+    there; the reader then joins the next paragraph before splitting."""
+    last = None
+    for last in re.finditer(_ENTRY_START, text):
+        pass
+    if last is None or len(text) - last.end() > _OPEN_MAX:
+        return False
+    return re.search(_word("Description") + r"\s", text[last.end():]) is None
+
+
 def _glued(text: str) -> bool:
     """A contents list run together: most of its characters are in very long tokens."""
     tokens = text.split()
@@ -96,6 +111,8 @@ def split(text: str) -> list[Piece]:
     for start, end, kind, m in marks:
         if start < pos:
             continue
+        if kind == "entry":  # the entry's index terms printed before its name ("dbhtml_stop-chunkingdbhtml_stopchunking")
+            start = _before_index_terms(text, pos, start, m.group("name"))
         _prose(text, pos, start, out, finished=True)
         if kind == "contents":
             if m.re is _TITLE:
@@ -112,6 +129,17 @@ def split(text: str) -> list[Piece]:
         pos = end
     _prose(text, pos, len(text), out)
     return out
+
+
+def _before_index_terms(text: str, a: int, b: int, name: str) -> int:
+    """Where the prose before an entry ends: before a last token that runs its name's index terms
+    together ("…#ListStartNum dbhtml_stop-chunkingdbhtml_stopchunking"), else `b`."""
+    key = re.sub(r"[\W_]", "", name).casefold()
+    head = text[a:b].rstrip()
+    last = head.rsplit(None, 1)[-1] if head.split() else ""
+    if key and len(last) > len(name) and key in re.sub(r"[\W_]", "", last).casefold():
+        return a + len(head) - len(last)
+    return b
 
 
 def _prose(text: str, a: int, b: int, out: list[Piece], finished: bool = False) -> None:

@@ -58,6 +58,30 @@ def test_a_chunks_sentences_keep_the_name_line_and_offer_the_synopsis_as_its_exa
     assert any(e.startswith("slidy.path.prefix — Specifies the path") and "files/slidy/" in e for e in examples)
 
 
+# an entry's head broken by a wide gap (an empty line: a new paragraph), and the next entry's index
+# terms run together before its name, after a footnote's URL
+GAPPED = [
+    PAGE_2[0],
+    "Slidy CSS and JavaScript files reside. Nameslidy.footer — Specifies the footer of the slides",
+    "",
+    'Synopsis<xsl:param name="slidy.footer">x</xsl:param> Description This parameter sets the',
+    "footer text. List numbering22 http://www.example.org/ref.html#Num slidy.bannerslidy.bannertext",
+    'Nameslidy.banner — Sets the banner Synopsis <xsl:param name="slidy.banner"/> Description This',
+    "parameter sets the banner.",
+]
+
+
+def test_an_entry_head_broken_by_a_gap_is_still_one_entry(tmp_path):
+    doc = read_pdf(write_text_pdf(tmp_path / "ref.pdf", [PAGE_1, GAPPED]))
+    titles = [b.text for b in doc.blocks if b.kind == "title"]
+    assert titles[-2:] == ["slidy.footer", "slidy.banner"]
+    texts = [b.text for b in doc.blocks]
+    assert not any(m in t for t in texts for m in ("Nameslidy", "Synopsis", "Description", "bannerslidy"))
+    assert "slidy.footer — Specifies the footer of the slides." in texts
+    footer = next(b for b in doc.blocks if b.text.startswith("This parameter sets the footer"))
+    assert footer.section.endswith(f"{SECTION_SEP}slidy.footer") and footer.text.endswith("ref.html#Num.")
+
+
 def test_text_without_the_marks_is_one_piece():
     prose = "When a Table of Contents is produced, the entry Name — Value is used. Synopsis and Description follow."
     assert not refentry.marked(prose) or [p.role for p in refentry.split(prose)] == ["text"]
