@@ -47,6 +47,7 @@ from assistant.llm.sentence_filters import (
     repeats,
     unfinished,
 )
+from assistant.llm.sentence_rank import HAND, SentenceWeights, feature_matrix, pairs_of
 from assistant.llm.words import WORD, content_words, raw_content_words, stem
 from knowledge.sentences import LIST_MARK, NAME_LINE, ends_sentence, split_sentences, whole_sentences
 from knowledge.types import SECTION_SEP, Hit, LibraryWords
@@ -88,7 +89,7 @@ class ExtractiveAnswerer:
         max_hits: int = 3,
         embed: EmbedFn | None = None,
         embed_weight: float = 1.0,
-        rank_prior: float = 1.5,
+        rank_prior: float | None = None,
         max_chars: int = 450,
         min_relative: float = 0.6,
         embed_candidates: int = 16,
@@ -102,7 +103,10 @@ class ExtractiveAnswerer:
         self.rank_by_embedding = rank_by_embedding
         self.similarity_candidates = similarity_candidates  # the best of the first k by overlap
         self.embed_weight = embed_weight
-        self.rank_prior = rank_prior
+        # the sentence score's weights (`sentence_rank`); `rank_prior`: the chunk prior's weight instead
+        self.weights = SentenceWeights.load()
+        if rank_prior is not None:
+            self.weights = SentenceWeights({**self.weights.values, "chunk_prior": rank_prior})
         self.max_chars = max_chars
         self.min_relative = min_relative  # a further sentence must score this fraction of the best
         self.embed_candidates = embed_candidates
@@ -177,8 +181,10 @@ class ExtractiveAnswerer:
         sentences = self.sentences(evidence)
         if not sentences:
             return [], (0.0 if self.embed is not None and self.similarity_candidates else None)
-        q_words = set(content_words(question))
-        bags = [set(content_words(f"{s.heading} {s.text}")) for s in sentences]  # "Attendance: Students must attend …"
+        q_order = content_words(question)
+        q_words = set(q_order)
+        texts = [content_words(f"{s.heading} {s.text}") for s in sentences]  # "Attendance: Students must attend …"
+        bags = [set(t) for t in texts]
         n = len(sentences)
         df: dict[str, int] = {}
         for bag in bags:
@@ -196,13 +202,13 @@ class ExtractiveAnswerer:
         top = lexical.max()
         # the sentences' scores: `local_scores` (overlap weighed within the evidence) picks the
         # cosine's candidates, `scores` (weighed by the library's counts too) ranks
-        local_scores = self._shape(question, sentences, lexical / top if top > 0 else np.zeros(n))
-        scores = local_scores
+        overlap = lexical / top if top > 0 else np.zeros(n)
+        local_scores = self._shape(question, sentences, overlap)
         if weight != local:
             weighted = np.array([sum(weight[w] for w in bag & q_words) for bag in bags], dtype=np.float64)
-            scores = self._shape(question, sentences, weighted / weighted.max() if top > 0 else np.zeros(n))
+            overlap = weighted / weighted.max() if top > 0 else np.zeros(n)
         weight_of = _block_weights(evidence[: self.max_hits])
-        prior = np.array([self.rank_prior * weight_of[s.block - 1] for s in sentences])
+        prior = np.array([weight_of[s.block - 1] for s in sentences])
         # without embeddings, the chunk's rank counts for a sentence that shares a word with the
         # question, or stands next to one that does (the answer often comes right after the sentence
         # that repeats the question, or names the subject just before it): a sentence of the top
@@ -212,8 +218,10 @@ class ExtractiveAnswerer:
         ranking = self.embed is not None and self.rank_by_embedding
         k = max(self.embed_candidates if ranking else 0, self.similarity_candidates if self.embed else 0)
         best_sim: float | None = None
+        cosine = np.zeros(n)
         if k:
-            cand = np.argsort(-(local_scores + prior), kind="stable")[:k]
+            # the hand-set prior weight: the answerability model was fitted on the cosine of these candidates
+            cand = np.argsort(-(local_scores + HAND["chunk_prior"] * prior), kind="stable")[:k]
             try:
                 vecs = np.asarray(self.embed([question] + [sentences[i].text for i in cand]), dtype=np.float64)
                 sims = vecs[1:] @ vecs[0]
@@ -224,16 +232,36 @@ class ExtractiveAnswerer:
                 if ranking:
                     base = np.full(n, float(sims.min()) if len(sims) else 0.0)
                     base[cand] = sims
-                    scores = scores + self.embed_weight * base
+                    cosine = self.embed_weight * base
                     related[:] = True  # the similarity grades every sentence's relation to the question
             except Exception:  # noqa: BLE001 - the embedding is optional; lexical still answers
                 log.warning("embedding sentences for the extractive answer failed; lexical overlap only")
                 ranking = False
         if top <= 0 and not ranking:
             return [], best_sim
-        for s, value, p, rel in zip(sentences, scores, prior, related, strict=True):
-            s.score = float(value + p * rel)
+        x = self.features(question, sentences, texts, q_order, overlap, prior * related)
+        for s, value in zip(sentences, self.weights.score(x) + cosine, strict=True):
+            s.score = float(value)
         return sorted(sentences, key=lambda s: (-s.score, s.block, s.position)), best_sim
+
+    @staticmethod
+    def features(question: str, sentences: Sequence[ScoredSentence], texts: Sequence[list[str]], q_order: list[str],
+                 overlap: np.ndarray, prior: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The `sentence_rank.FEATURES` of each sentence (`texts`: its heading's and its content words)."""
+        q_words, q_pairs = set(q_order), pairs_of(q_order)
+        asks = bool(ASKS_NUMBER.search(question))
+        heads = [set(content_words(s.heading)) for s in sentences]
+        return feature_matrix(
+            overlap=overlap,
+            no_number=np.array([float(asks and not NUMBER.search(s.text)) for s in sentences]),
+            answer_type=np.array([float(answer_kind(question, s.text) or defines(question, s.text)) for s in sentences]),
+            chunk_prior=prior,
+            coverage=np.array([len(set(t) & q_words) / len(q_words) if q_words else 0.0 for t in texts]),
+            heading_overlap=np.array([len(h & q_words) / len(q_words) if q_words else 0.0 for h in heads]),
+            opens_chunk=np.array([float(s.position == 0) for s in sentences]),
+            words=np.array([len(s.text.split()) for s in sentences], dtype=np.float64),
+            pairs=np.array([len(pairs_of(t) & q_pairs) / len(q_pairs) if q_pairs else 0.0 for t in texts]),
+        )
 
     @staticmethod
     def _shape(question: str, sentences: Sequence[ScoredSentence], scores: np.ndarray) -> np.ndarray:
@@ -323,14 +351,18 @@ def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
 
 
 # a reference entry's description speaks of its entry as "this parameter", "the template" …
+# "this parameter …", or a sentence about its value: "If zero (the default), text is adjusted …"
 _ENTRY_REF = re.compile(r"\b(this|the) (parameter|template|attribute[- ]set|processing instruction|PI|element|option|"
-                        r"function|macro|variable|setting|property|command)\b")
+                        r"function|macro|variable|setting|property|command)\b|"
+                        r"^(if|when|unless) (it is |its value is |the value is )?(zero|non-?zero|true|false|set|unset|"
+                        r"empty|blank|[01])\b", re.I)  # fmt: skip
 _ENTRY = re.compile(r"^[\w\\][\w.:@*-]*(\(\))?$")
 
 
 def _entry_named(best: ScoredSentence) -> str:
-    """The name of the reference entry `best` describes as "this parameter" (the last part of its
-    section path, when that is a name like "highlight.source"), unless the sentence names it."""
+    """The name of the reference entry `best` describes as "this parameter" or by its value ("If
+    zero, …"): the last part of its section path, when that is a name like "highlight.source",
+    unless the sentence names it."""
     entry = best.section.rsplit(SECTION_SEP, 1)[-1].strip()
     if not _ENTRY_REF.search(best.text) or not _ENTRY.match(entry) or not re.search(r"[._\\()-]", entry):
         return ""

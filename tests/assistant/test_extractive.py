@@ -284,6 +284,10 @@ def test_a_reference_entry_described_as_this_parameter_is_named():
               section="HTML Parameter Reference › Syntax highlighting › highlight.source")
     text = ExtractiveAnswerer(max_sentences=1).answer("How do I turn on highlighting of program listings?", [hit])
     assert text.startswith("highlight.source: When this parameter is non-zero"), text
+    value = Hit("c3", "ref.pdf", "Reference", "If zero (the default), text is adjusted to the left margin only, "
+                "producing ragged-right text.", 0.8, section="Manpages Parameter Reference › man.justify")
+    said = ExtractiveAnswerer(max_sentences=1).answer("Why is the text of my man pages ragged right?", [value])
+    assert said.startswith("man.justify: If zero (the default)"), said  # a sentence about its value names it too
     plain = Hit("c2", "guide.pdf", "Guide", "Set the option to blue before you print the page.", 0.8, section="Guide › Colours")
     assert ExtractiveAnswerer(max_sentences=1).answer("How do I set the colour to blue?", [plain]).startswith("Set the option")
 
