@@ -5,7 +5,7 @@ passage sets' queries (nq_oracle, xquad_en: speech about other things) are spoke
 bundled en_US-joe-medium voice) and by eSpeak NG, each at two speeds, clean and with pink noise
 (sox, ~10 dB SNR), and transcribed by Hark's recogniser (`Transcriber.transcribe`, the whole-clip
 path of `launch.py transcribe`) with each biasing setting. The vocabulary is built from the six PDFs
-(`--pdfs`, text by pypdfium2 cleaned as ingest cleans it) by `knowledge.vocabulary`.
+(`--pdfs`, read and cut into chunks as an ingest does) by `knowledge.vocabulary`.
 
 - **term recall**: of the library terms in a question (its words that are terms of the library's
   vocabulary), the share the transcript writes (letters and digits in the same order, case and
@@ -14,7 +14,7 @@ path of `launch.py transcribe`) with each biasing setting. The vocabulary is bui
 - **inserted terms**: vocabulary terms in the transcript of out-of-scope speech (the manuals'
   out-of-scope and nonsense questions, the passage queries) and of the LibriVox clips that the
   reference does not hold (spaces aside: "auto multiple choice" holds "automultiplechoice"; strict
-  too), per 100 reference words, and the utterances with one;
+  too), per 100 reference words, and the utterances with one (`--json`: which terms, in what was heard);
 - **LibriVox WER**: the five pocketsphinx-testdata clips (the same unrelated vocabulary).
 
 Questions are split by a hash of their id: choose settings on `--split select`, report on `report`.
@@ -110,20 +110,22 @@ def load_items(passages: int) -> list[Item]:
 
 
 def manuals_vocabulary(pdfs: Path, cache: Path) -> Vocabulary:
-    path = cache / "manuals.vocabulary.json"
+    """The vocabulary an ingest of `pdfs` writes: the reader's chunks with the default settings."""
+    from knowledge.chunking import chunk_document
+    from knowledge.loaders import LoadedDocument
+    from knowledge.pdf_reader import read_pdf
+    from knowledge.pdf_text import VERSION as READER
+    from knowledge.settings import IngestSettings
+    from knowledge.vocabulary import VERSION
+
+    path = cache / f"manuals.vocabulary.r{READER}v{VERSION}.json"
     if path.is_file():
         return Vocabulary.from_json(path.read_text(encoding="utf-8"))
-    import pypdfium2 as pdfium
-
-    from knowledge.pdf_text import clean
-
-    rows = []
+    rows, ingest = [], IngestSettings()
     for pdf in sorted(pdfs.glob("*.pdf")):
-        doc = pdfium.PdfDocument(str(pdf))
-        try:
-            rows += [(pdf.stem, "", clean(doc[i].get_textpage().get_text_range())) for i in range(len(doc))]
-        finally:
-            doc.close()
+        doc = read_pdf(pdf)
+        for c in chunk_document(LoadedDocument(doc.title, doc.blocks), str(pdf), "", ingest.chunk_words, ingest.overlap_words):
+            rows.append((c.title, c.section, c.chunk_text))
     vocab = build_vocabulary(rows)
     path.write_text(vocab.to_json(), encoding="utf-8")
     return vocab
@@ -277,6 +279,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
     hit = loose = total = ins = ins_strict = ins_words = ins_utts = utts = 0
     per_cond: dict[str, list[int]] = {}
     missed: list[dict] = []  # the terms not heard, with what was
+    added: list[dict] = []  # the terms heard in speech that does not hold them
     for item in items:
         for cond in conds:
             hyp = runner.hear(spec, clip_for(item, cond, cache, synths))
@@ -294,6 +297,10 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
             else:
                 n = inserted(hyp, ref, term_tokens)
                 ins, ins_utts, utts = ins + n, ins_utts + (n > 0), utts + 1
+                if n:
+                    added.append({"terms": [t for t, tt in zip(runner.terms, term_tokens, strict=True)
+                                            if inserted(hyp, ref, [tt])], "condition": cond[0], "said": item.text,
+                                  "heard": hyp})  # fmt: skip
                 ins_strict += inserted(hyp, ref, term_tokens, strict=True)
                 ins_words += len(tokens(ref))
     libri = librivox_clips()
@@ -315,6 +322,7 @@ def evaluate(spec: str, items: list[Item], conds: list[tuple], runner: Runner, c
         "librivox_inserted": lins,
         "second_passes": sum(p == 2 for p in runner.passes if p is not None) / max(1, len(runner.passes)),
         "missed": missed,
+        "inserted_terms": added,
     }
 
 
