@@ -10,7 +10,8 @@ lower case, it is not a misspelling made once (it occurs at least `MIN_COUNT` ti
 capitalised name the library writes mid-sentence with a capital. A capital letter other than "A"
 and "I" standing alone, often and mid-sentence, is a one-letter name. Each term keeps the form
 the library writes most often and a score: how often the library uses it, weighted by how rare it
-is in general language, with a bonus for document titles and section headings. Best first.
+is in general language, with a bonus for document titles and section headings. Best first. A
+piece of a word cut by a line break is no term ("DEB_", "eters" of "parameters": `_cut`).
 
 `write_vocabulary(store)` builds it from the stored chunks at the end of an ingest and keeps it
 beside the library (`<table>.vocabulary.json` in a local folder); `read_vocabulary` reads it back
@@ -26,6 +27,7 @@ import math
 import os
 import re
 import unicodedata
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -35,9 +37,10 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-VERSION = 2  # 2: a name the library also writes as its words apart is left out (APART_SHARE)
+VERSION = 3  # 2: a name the library also writes as its words apart is left out (APART_SHARE); 3: no cut words
 RARE_ZIPF = 3.0  # a plain word rarer than this in general English and German is a candidate
 FORM_ZIPF = 4.5  # a code-like form ("PDF", "UTF-8") commoner than this is known to any recogniser
+FRAGMENT_RATIO = 5  # a rare word that begins or ends a word this many times as common is a piece of it
 MIN_COUNT = 3  # occurrences for a plain rare word (a typo or a hyphenation split occurs once or twice)
 LETTER_SHARE = 2e-4  # a one-letter name: at least this share of the library's words
 MAX_TERMS = 2000  # kept in the file (a prompt holds ~50)
@@ -131,6 +134,22 @@ class _Counts:
         self.mid_capital = Counter()  # key → mid-sentence occurrences written with a capital
         self.headings = Counter()  # key → occurrences in titles and section headings
         self.words = 0
+        self._sorted: list[str] | None = None  # plain words, sorted and reversed (`by_edge`)
+        self._reversed: list[str] = []
+
+    def by_edge(self, key: str) -> list[str]:
+        """The longer plain words (by 2 letters or more) that start or end with `key`."""
+        if self._sorted is None:
+            plain = [k for k in self.total if k.isalpha()]
+            self._sorted, self._reversed = sorted(plain), sorted(k[::-1] for k in plain)
+        out = []
+        for words, probe, flip in ((self._sorted, key, False), (self._reversed, key[::-1], True)):
+            i = bisect_left(words, probe)
+            while i < len(words) and words[i].startswith(probe):
+                if len(words[i]) >= len(key) + 2:
+                    out.append(words[i][::-1] if flip else words[i])
+                i += 1
+        return out
 
     def add(self, text: str, heading: bool = False) -> None:
         text = normalise(text)
@@ -176,6 +195,18 @@ def _kind(key: str, form: str, c: _Counts) -> str | None:
     return "rare" if n >= MIN_COUNT else None
 
 
+def _cut(key: str, form: str, kind: str, c: _Counts) -> bool:
+    """A piece of a word a line break cut: a name ending in its joint ("DEB_" of "DEB_BUILD_OPTIONS"),
+    or a rare plain word that starts or ends a word the library writes `FRAGMENT_RATIO` times as
+    often ("eters" of "parameters", "Glos" of "Glossary"). Heard where nothing like it was said."""
+    if form[-1] in "_-.":
+        return True
+    if kind != "rare" or not key.isalpha():
+        return False
+    n = c.total[key]
+    return any(c.total[w] >= FRAGMENT_RATIO * n for w in c.by_edge(key))
+
+
 def build_vocabulary(
     rows: Iterable[tuple[str, str, str]], version: int | None = None, max_terms: int = MAX_TERMS
 ) -> Vocabulary:
@@ -197,6 +228,7 @@ def build_vocabulary(
         kind = _kind(key, form, c)
         if kind is not None:
             candidates[key] = (form, kind)
+    candidates = {k: v for k, v in candidates.items() if not _cut(k, v[0], v[1], c)}
     apart = _written_apart({k: f for k, (f, _) in candidates.items()}, texts)
     terms = []
     for key, (form, kind) in candidates.items():

@@ -28,6 +28,7 @@ _FAMILY = re.compile(r"(?:\d+|s)$")  # a numbered or plural variant of another t
 EVERYDAY_ZIPF = 3.0  # a word heard this common in English is kept as heard ("scoring", "melody")
 ACRONYM_SLIPS = 2  # letters heard wrong in a spelled-out name ("ANCDXT" for AMC-TXT: M/N, T/D sound alike)
 _CAPS_WORD = re.compile(r"^[A-Z][A-Z0-9-]{3,}$")
+_DOTTED = re.compile(r"^(?:[A-Z]\.){2,}$")  # "F.O.", "P.D.F.": capital letters said one by one
 JOIN_LETTERS = 6  # words heard apart are written as one term only when they spell this many letters ("in it" ≠ "init")
 MIN_SOUND = 3  # phonemes a term or words need to be matched by sound
 _NOT_SOUND = re.compile(r"[ˈˌːʲ\s,.;:!?'\-]+")  # stress, length and pauses: not what tells words apart
@@ -92,6 +93,8 @@ class TermIndex:
         self._key_list = list(self.keys)  # matched by spelling (one-letter names by their sound only)
         self._acronyms = [k for k, t in self.keys.items() if _CAPS_WORD.match(t)]  # "AMC-TXT", "UTF-8"
         self.letters = {t for t in self.terms if len(t) == 1 and t.isupper()}
+        # capitals-only names of any length, for letters heard one by one ("F.O." → "FO")
+        self._caps = {t.lower(): t for t in self.terms if len(t) >= 2 and t.isalpha() and t.isupper()}
         for letter in self.letters:
             self.keys.setdefault(letter.lower(), letter)
         self.rank = {t: i for i, t in reversed(list(enumerate(self.terms)))}  # the vocabulary's order
@@ -153,8 +156,9 @@ class TermIndex:
         """`text` with the words that spell one of the terms written as the library writes it: one
         word whose letters and digits are the term's ("AMCTXT", "post-inst" → "AMC-TXT", "postinst"),
         or two or three that together are, for a name written with capitals inside ("lily pond" →
-        "LilyPond", "DEB build options" → "DEB_BUILD_OPTIONS"); and a word heard as capitals a few letters
-        from one of the library's capitals-only names (`_acronym_heard`). Otherwise only spelling, never
+        "LilyPond", "DEB build options" → "DEB_BUILD_OPTIONS"); a word heard as capitals a few letters
+        from one of the library's capitals-only names (`_acronym_heard`); and capitals heard one by
+        one ("F.O.") that spell one of them ("FO"). Otherwise only spelling, never
         sound: what was heard is kept, its spacing and punctuation are the library's. Ordinary words stay as heard:
         "melody" is not LilyPond's "\\melody", nor "line width" Asymptote's "linewidth"."""
         if not text or not self.keys:
@@ -178,7 +182,12 @@ class TermIndex:
                     i += n
                     break
             else:
-                term = self._acronym_heard(words[i].group())
+                word = words[i].group()
+                term = self._acronym_heard(word)
+                if term is None and _DOTTED.match(word):  # "in F.O. output": letters heard one by one
+                    term = self._caps.get(word.replace(".", "").lower())
+                    if term is not None and text[words[i].end() :].strip() == "":
+                        term += "."  # its last dot also ended the sentence
                 if term is not None:
                     out.append(text[pos : words[i].start()] + term)
                     pos = words[i].end()

@@ -49,6 +49,15 @@ def test_a_name_the_library_also_writes_as_its_words_is_no_term() -> None:
     assert {"TimeSignature", "LilyPond", "paper.type"} <= terms  # never apart; a mark the search splits at
 
 
+def test_a_piece_of_a_word_a_line_break_cut_is_no_term() -> None:
+    text = " ".join(["The paper.type parameters set the page; these parameters matter."] * 10
+                    + ["Some param", "eters stay.", "Set DEB_", "BUILD_OPTIONS and DEB_BUILD_OPTIONS."] * 3
+                    + ["The flonkerator runs; flonkerator runs again; the flonkerator stops."])  # fmt: skip
+    terms = _texts(build_vocabulary([("Manual", "", text)]))
+    assert {"paper.type", "DEB_BUILD_OPTIONS", "flonkerator"} <= terms
+    assert not {"eters", "DEB_"} & terms, terms
+
+
 def test_vocabulary_round_trips_through_its_file(tmp_path: Path) -> None:
     vocab = build_vocabulary([("R", "", R_MANUAL)], version=7)
     again = Vocabulary.from_json(vocab.to_json())

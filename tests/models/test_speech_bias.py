@@ -100,6 +100,10 @@ def test_letters_heard_as_capitals_near_one_of_the_library_s_capitals_names_are_
     assert index.write("MCDXT complains about a missing font") == "AMC-TXT complains about a missing font"
     assert index.write("NASA and the FBI were asked") == "NASA and the FBI were asked"  # no name of the library is near
     assert index.write("an amcdxt file") == "an amcdxt file"  # not heard as letters
+    dotted = TermIndex(["FO", "AMC-TXT"])
+    assert dotted.write("Allow a table to break across pages in F.O. output.") == "Allow a table to break across pages in FO output."
+    assert dotted.write("Is it F.O.") == "Is it FO."  # its last dot ended the sentence
+    assert dotted.write("The U.K. and i.e. stay.") == "The U.K. and i.e. stay."  # no name of the library
     two = TermIndex(["AMC-TXT", "AMC-TEX"])
     assert two.write("an ANC-TXX file") == "an ANC-TXX file"  # near two names: left as heard
 
