@@ -22,6 +22,10 @@ A small logistic model over a handful of features of what the turn already has (
 - `unknown_terms` (a rule, not fitted): how many rare terms of a short English question the library
   never mentions (`assistant.unknown_terms`: "MusicXML" asked of manuals that never name it); one
   makes the question not answerable (reason `unknown_term`);
+- `absent_asked` (a rule, not fitted): for a question whether something exists or can be done ("is
+  there an android app …?"), the words of what it asks about that the library never mentions, any
+  word, rare or not (`assistant.unknown_terms.absent_asked`); one makes it not answerable (reason
+  `absent_asked`);
 - `library_unseen`: the share of the question's long words that the whole library never mentions,
   up to an inflection or a typo (`word_match.in_library` over `Retrieval.vocabulary`): a question
   about something else names things the library has no word for (NaN without the word list);
@@ -71,7 +75,7 @@ from assistant.calibration import Calibrated, Calibration, Points, anchor_points
 from assistant.llm.asked import lacks_asked_number
 from assistant.llm.extractive import ScoredSentence
 from assistant.llm.words import content_words, raw_content_words, stem
-from assistant.unknown_terms import unknown_terms
+from assistant.unknown_terms import absent_asked, unknown_terms
 from assistant.word_match import covered, german, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX, stores_windows
@@ -393,8 +397,13 @@ class Answerability:
         if self.model is None:
             return Decision(True, 1.0, "no_model", x, name, list(ranked))
         p = self.model.probability(x)
-        terms = unknown_terms(question, signals.vocabulary) if len(question.split()) <= TERM_RULE_WORDS else []
+        short = len(question.split()) <= TERM_RULE_WORDS
+        terms = unknown_terms(question, signals.vocabulary) if short else []
         x["unknown_terms"] = float(len(terms))
+        absent = absent_asked(question, signals.vocabulary, [h.chunk_text for h in hits[:5]]) if short else []
+        x["absent_asked"] = float(len(absent))
+        if absent and p >= self.model.threshold:
+            return Decision(False, p, "absent_asked", x, name, list(ranked))
         if terms and p >= self.model.threshold:
             return Decision(False, p, "unknown_term", x, name, list(ranked))
         return Decision(p >= self.model.threshold, p, "model", x, name, list(ranked))

@@ -135,3 +135,43 @@ def unknown_terms(question: str, vocabulary: Sequence[str] | None, common: froze
         if not known(w, vocabulary) and (w in names or not ordinary(w, common)):
             out.append(w)
     return out
+
+
+# a question whether something exists or a tool can do something: "is there an android app …?", "can the
+# stylesheets turn my docbook into markdown?", "Gibt es LilyPond als App fürs iPad?"; not what the
+# user may do ("can I still travel …?", "kann ich …"): that is asked in the user's words, not the library's
+_ASKS_EXISTS = re.compile(
+    r"^\s*(?:[^:?]{0,40}:\s*)?(is there|are there|can (?!i\b|we\b|you\b|one\b)\w+(?: \w+){0,3}? (?:open|read|"
+    r"import|export|turn|convert|produce|make|run|create|write|output|use|handle|do)|"
+    r"does \w+(?: \w+)? (?:have|support|offer)|do \w+ (?:have|support|offer)|gibt es|unterstützt)\b",
+    re.I,
+)
+
+
+def absent_asked(question: str, vocabulary: Sequence[str] | None, evidence: Sequence[str] = ()) -> list[str]:
+    """For a question whether something exists or can be done, the words of what it asks about
+    that the library never mentions (up to an inflection or a typo, `known`), and the evidence does
+    not write as two words ("countdown": "count down"). Any word counts, not only a rare one:
+    whether there is an Android app is not answered by a manual that never says "Android"."""
+    m = _ASKS_EXISTS.search(question)
+    if not vocabulary or m is None:
+        return []
+    apart = " ".join(" ".join(e.lower().split()) for e in evidence)
+    compounds = german(question)  # German joins what the library may write as parts ("Infozentrale")
+    out = []
+    for w in dict.fromkeys(WORD.findall(question[m.end() :].lower())):
+        if len(w) < MIN_LETTERS or not w.isalpha() or w in STOP or known(w, vocabulary):
+            continue
+        if any(known(b, vocabulary) for b in _bases(w) + ([w[:-2]] if w.endswith("ly") else [])):
+            continue  # "internationally", "renderers": a form of a library word
+        if any(f"{w[:i]} {w[i:]}" in apart for i in range(3, len(w) - 2)):
+            continue
+        if compounds and any(_part(w[:i], vocabulary) and known(w[i:], vocabulary) for i in range(4, len(w) - 3)):
+            continue
+        out.append(w)
+    return out
+
+
+def _part(head: str, vocabulary: Sequence[str]) -> bool:
+    """A German compound's first part, with or without its linking s ("Schwangerschafts-")."""
+    return known(head, vocabulary) or (head.endswith("s") and known(head[:-1], vocabulary))

@@ -250,3 +250,18 @@ def test_the_answer_takes_the_sentence_next_to_the_one_repeating_the_question(nq
         assert name.lower() in answer.text.lower(), (question, answer.text)
         assert answer.cited and answer.cited[0].source_path.endswith(f"{doc}.txt"), (question, answer.cited)
         _whole_and_distinct(answer.text, [texts[doc]])
+
+
+def test_a_question_whether_something_exists_that_the_library_never_names_is_not_known(pdf_library):
+    from assistant.answerability import Signals
+
+    retriever, answerer = pdf_library
+
+    def decide(question: str):
+        r = retriever.retrieve(question)
+        return answerer.assess(question, r.hits, r.candidates, Signals(vocabulary=r.vocabulary))
+
+    near = decide("Is there an Android app for the shared MIME-info database?")
+    assert not near.answerable and near.features["absent_asked"] >= 1, near.to_trace()
+    held = decide("Is there a default weight for glob patterns?")  # every word of it is the spec's
+    assert held.answerable and held.features["absent_asked"] == 0, held.to_trace()

@@ -26,3 +26,24 @@ def test_a_name_one_letter_from_an_english_word_is_a_name_and_a_rare_misspelling
     assert unknown_terms("does asymptote work in a cirus?", library) == []  # a typo of "circus", not a term
     assert unknown_terms("how does asymptote classifies renderers?", library) == []  # forms of English words
     assert unknown_terms("does a notebook complicate asymptote?", library) == []  # common English, not in the list
+
+
+def test_a_question_whether_something_exists_names_nothing_the_library_never_mentions():
+    library = sorted({"auto", "multiple", "choice", "scan", "scans", "sheets", "count", "down", "clock", "slides",
+                      "slidy", "talk", "limit", "answers", "question", "lilypond", "app", "fürs"})
+    from assistant.unknown_terms import absent_asked
+
+    # "android" and "phone" are ordinary English, not rare terms, yet the library never says them
+    asked = "is there an android app for auto multiple choice to scan the sheets with my phone?"
+    assert unknown_terms(asked, library) == [] and absent_asked(asked, library) == ["android", "phone"]
+    assert absent_asked("Is there a limit on how many answers one question can have?", library) == []
+    assert absent_asked("Gibt es LilyPond als App fürs iPad?", library) == ["ipad"]
+    # written as two words in the evidence ("… a clock will count down"), a compound is no absent word
+    slidy = "slidy slides: is there a countdown clock for the talk?"
+    assert absent_asked(slidy, library, ["A JavaScript clock will count down to help the speaker."]) == []
+    assert absent_asked(slidy, library) == ["countdown"]
+    assert absent_asked("How do I scan sheets with my phone?", library) == []  # not a question whether it exists
+    assert absent_asked("Can I scan sheets with my phone?", library) == []  # what the user may do: the user's words
+    assert absent_asked("Can LilyPond open Sibelius files?", sorted(library + ["files", "open"])) == ["sibelius"]
+    german = sorted(library + ["info", "zentrale", "eine"])
+    assert absent_asked("Gibt es eine Infozentrale?", german) == []  # a German compound of library words
