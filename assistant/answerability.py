@@ -19,13 +19,10 @@ A small logistic model over a handful of features of what the turn already has (
   (`assistant.word_match.in_bag`: "Beriods" / "beroids", "Corona" / "Coronavirus"), stricter about
   typos in a German question (`german`, recorded: 1 when the question's function words are German;
   `evidence_german`, recorded: the share of the top chunks that are German by the same test);
-- `unknown_terms` (a rule, not fitted): how many rare terms of a short English question the library
-  never mentions (`assistant.unknown_terms`: "MusicXML" asked of manuals that never name it); one
-  makes the question not answerable (reason `unknown_term`);
-- `absent_asked` (a rule, not fitted): for a question whether something exists or can be done ("is
-  there an android app …?"), the words of what it asks about that the library never mentions, any
-  word, rare or not (`assistant.unknown_terms.absent_asked`); one makes it not answerable (reason
-  `absent_asked`);
+- `unknown_terms`, `absent_asked`, `other_document` (rules, not fitted: `assistant.answer_rules`): a
+  rare term the library never mentions ("MusicXML"), a word of what an "is there …?" question asks
+  about that it never has ("android"), a document named by its title ("DocBook") that the best
+  sentence does not come from; each refuses what the model would answer, with its reason;
 - `library_unseen`: the share of the question's long words that the whole library never mentions,
   up to an inflection or a typo (`word_match.in_library` over `Retrieval.vocabulary`): a question
   about something else names things the library has no word for (NaN without the word list);
@@ -71,11 +68,11 @@ from typing import Any
 
 import numpy as np
 
+from assistant.answer_rules import refusal
 from assistant.calibration import Calibrated, Calibration, Points, anchor_points_of
 from assistant.llm.asked import lacks_asked_number
 from assistant.llm.extractive import ScoredSentence
 from assistant.llm.words import content_words, raw_content_words, stem
-from assistant.unknown_terms import absent_asked, unknown_terms
 from assistant.word_match import covered, german, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX, stores_windows
@@ -113,10 +110,6 @@ LEXICAL = ("agree", "cover_near", "unseen_near", "q_words", "cover_long_near", "
 _SPECIFIC = re.compile(r"\w*\d[\w.,]*\w|\w*\d|\b[A-ZÄÖÜ]{2,}\b")
 _TOKEN = re.compile(r"[\w.,]*\w")
 LONG_WORD = 7  # letters: a long word is a rare one (a name, a term, a compound), the question's subject
-# a question this short is about one thing: a rare term of it that the library never mentions
-# (`assistant.unknown_terms`) makes it not answerable, whatever the model says (a long message, such
-# as a patient's story, names many things the answer need not)
-TERM_RULE_WORDS = 15
 AVG_LOGPROB_MIN = -1.0
 NO_SPEECH_MAX = 0.6
 
@@ -397,15 +390,10 @@ class Answerability:
         if self.model is None:
             return Decision(True, 1.0, "no_model", x, name, list(ranked))
         p = self.model.probability(x)
-        short = len(question.split()) <= TERM_RULE_WORDS
-        terms = unknown_terms(question, signals.vocabulary) if short else []
-        x["unknown_terms"] = float(len(terms))
-        absent = absent_asked(question, signals.vocabulary, [h.chunk_text for h in hits[:5]]) if short else []
-        x["absent_asked"] = float(len(absent))
-        if absent and p >= self.model.threshold:
-            return Decision(False, p, "absent_asked", x, name, list(ranked))
-        if terms and p >= self.model.threshold:
-            return Decision(False, p, "unknown_term", x, name, list(ranked))
+        reason, found = refusal(question, signals.vocabulary, hits, candidates, ranked[0].source if ranked else None)
+        x.update(found)
+        if reason and p >= self.model.threshold:  # `assistant.answer_rules`: what the model would answer, refused
+            return Decision(False, p, reason, x, name, list(ranked))
         return Decision(p >= self.model.threshold, p, "model", x, name, list(ranked))
 
 
