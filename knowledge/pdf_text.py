@@ -7,7 +7,8 @@ an answer quotes them. `clean` maps the Latin ligatures to their letters and joi
 at a line end; a hyphen that belongs to the text stays ("end-of-stream", "pre- and post-").
 A glyph the PDF's font maps to no character (a list bullet, LaTeX's copyright circle) comes out of
 pdfminer as "(cid:136)": `clean` drops it, or an answer reads it aloud ("cid 136") and the
-embedder and the full-text index take it for a word.
+embedder and the full-text index take it for a word. A link's footnote number, which dblatex sets
+twice and glued to the link ("Content11 http://…"), goes; the URL stays, in parentheses.
 Page furniture — page numbers and a running header or footer on many pages ("gnuplot 5.4") — is
 no text: between two pages it splits a sentence, and an answer would quote it (`furniture`).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-VERSION = 8  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
+VERSION = 9  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
 
 _LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
@@ -51,12 +52,19 @@ def _gap(match: re.Match[str]) -> str:
     return "" if at_edge or match.group(0) == match.group(0).strip() else " "
 
 
+# a link's footnote as dblatex sets it in the text: its number twice, glued to the link's last word,
+# then the URL ("the Padding Content11 http://www.dpawson.co.uk/… section", "PDF22 http://…")
+_LINK_NOTE = re.compile(r"(?<=[^\W\d_]{2})(\d{1,2})\1 (https?://[^\s,;]+?)(?=[.,;:)]?(?:\s|$))")
+
+
 def clean(text: str) -> str:
-    """`text` with ligatures spelt out, glyphs without a character dropped and line-end
-    hyphenation undone."""
+    """`text` with ligatures spelt out, glyphs without a character dropped, line-end hyphenation
+    undone and a link's footnote number dropped (its URL kept in parentheses)."""
     if not text:
         return text
     text = text.translate(_LIGATURES)
+    if "http" in text:
+        text = _LINK_NOTE.sub(r" (\2)", text)
     if "(cid:" in text:
         text = _CID.sub(_gap, text)
     if "-" not in text:

@@ -69,3 +69,14 @@ def test_page_numbers_and_a_running_header_are_dropped_labels_stay():
     items += [("Syntax:", p) for p in range(1, 9)] + [("The tenant gives notice.", 1), ("Hark Manual", None)]
     assert pdf_text.furniture(items) == set(range(16))
     assert pdf_text.furniture([("Hark Manual 1.2", 1), ("Hark Manual 1.2", 2), ("2", 2)]) == {2}  # 2 pages: no header yet
+
+
+def test_a_link_footnote_number_glued_to_its_word_goes_and_the_url_stays():
+    from knowledge.pdf_text import clean
+
+    said = ("a copy of Nate Austin’s function in the Padding Content11 http://www.dpawson.co.uk/xsl/padding.html "
+            "section of the XSLT FAQ22 http://www.dpawson.co.uk/xsl/index.html. Returns a string.")
+    assert clean(said) == ("a copy of Nate Austin’s function in the Padding Content (http://www.dpawson.co.uk/xsl/"
+                           "padding.html) section of the XSLT FAQ (http://www.dpawson.co.uk/xsl/index.html). Returns a string.")
+    for kept in ("use X11 http://x.org for it", "see RFC 2616 http://ietf.org", "version 2.11 http://a.b"):
+        assert clean(kept) == kept

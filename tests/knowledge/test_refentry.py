@@ -79,7 +79,7 @@ def test_an_entry_head_broken_by_a_gap_is_still_one_entry(tmp_path):
     assert not any(m in t for t in texts for m in ("Nameslidy", "Synopsis", "Description", "bannerslidy"))
     assert "slidy.footer — Specifies the footer of the slides." in texts
     footer = next(b for b in doc.blocks if b.text.startswith("This parameter sets the footer"))
-    assert footer.section.endswith(f"{SECTION_SEP}slidy.footer") and footer.text.endswith("ref.html#Num.")
+    assert footer.section.endswith(f"{SECTION_SEP}slidy.footer") and footer.text.endswith("numbering (http://www.example.org/ref.html#Num).")
 
 
 def test_text_without_the_marks_is_one_piece():
