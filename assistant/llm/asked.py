@@ -31,7 +31,7 @@ NUMBER = re.compile(  # a digit inside a name or code ("x11", "n=0") states no a
 # what kind of answer a question asks for: a who/where question is answered by a sentence naming
 # someone or something the question does not (a capitalised word not opening the sentence), a when
 # question by one holding a year or a month
-_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|wohin)\b|\b(who|where)\b", re.I)
+_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|wohin)\b|\b(who|whom|whose|where)\b", re.I)
 # a why question is answered by a sentence giving a cause ("… as this will cause cron to ignore the file")
 _ASKS_REASON = re.compile(r"^\s*(why|warum|wieso|weshalb)\b|\bwhy\b", re.I)
 _REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|in order to|therefore|otherwise|reason|"

@@ -23,6 +23,7 @@ _MARKUP = re.compile(r"[<>{}=;%|\\]")
 POINTER = re.compile(r"^\W*(see|refer to|siehe)\b|,\s*see\b|\bsee (below|above|later)\b", re.I)
 _PERCENT = re.compile(r"^\(?[\d.,]+%[),.;:]*$")
 _PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
+PROSE_WORDS = 10  # words before a reference line's first link or section name: more are prose
 _REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
 
 
@@ -93,9 +94,12 @@ def fold(text: str) -> str:
 
 def references(sentence: str) -> bool:
     """A line that only says where to read more ("Notation Reference: Section “Beams” in Notation
-    Reference", a run of URLs): short, and naming a section in quotes or two links."""
-    return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and not re.search(
-        r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", _REFERENCE.split(sentence)[0])
+    Reference", a run of URLs): short, and naming a section in quotes or two links after a few
+    words, none a verb ("This function began as a copy of … in the Padding Content (http://…)" says
+    something)."""
+    before = _REFERENCE.split(sentence)[0]
+    return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and len(before.split()) < PROSE_WORDS \
+        and not re.search(r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", before)
 
 
 CODE_CHARS = 120  # an example's code quoted up to this length (at a space), then "…"

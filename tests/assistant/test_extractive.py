@@ -232,6 +232,18 @@ def test_a_name_in_the_answer_is_a_capitalised_word_the_question_lacks():
     assert not answer_kind(question, "Jack Skellington is a character and the main protagonist of the 1993 "
                                      "film The Nightmare Before Christmas.")
     assert answer_kind(question, "Jack is voiced by Chris Sarandon.")
+    # "whose" or "whom" inside the question asks for a name as much as at its start
+    assert answer_kind("the pad-string template was based on whose function?", "It began as a copy of Nate Austin's function.")
+
+
+def test_a_sentence_with_links_that_says_something_is_no_reference_line():
+    from assistant.llm.sentence_filters import references
+
+    said = ("Note: This function began as a copy of Nate Austin's prepend-pad function in the Padding Content "
+            "(http://www.dpawson.co.uk/padding.html) section of the XSLT FAQ (http://www.dpawson.co.uk/index.html).")
+    assert not references(said)
+    assert references("Notation Reference: Section “Beams” in Notation Reference.")
+    assert references("Guide (http://a.org/guide.html), list numbers (http://a.org/lists.html).")
 
 
 def _nq_hits(ids: list[str]) -> list[Hit]:
