@@ -29,6 +29,7 @@ from assistant.llm.base import Message
 from assistant.llm.words import content_words
 from assistant.memory import CITATION, ConversationMemory, Exchange
 from assistant.referent import mid_capitals, names_in, referent
+from assistant.subject import PRONOUN, has_own_subject, new_subject
 from assistant.swap import AUXILIARIES, swap
 from assistant.topic import Topic, leans_on_topic, topic_of_conversation, with_topic
 from assistant.word_match import covered
@@ -52,11 +53,9 @@ _WH_START = re.compile(r"^\s*(what|what's|which|who|whom|whose|where|when|why|ho
 _DEFINITE = re.compile(r"\b(the|this|that|these|those)\s+([\w'’-]+(\s+[\w'’-]+)?)", re.I)
 _TERM = re.compile(r"^\s*(what|who|when|where)\s+(is|are|was|were)\s+(?!the\b|this\b|that\b|these\b|those\b)[\w'’-]+"
                    r"(\s+[\w'’-]+)?[\s?.!]*$", re.I)  # fmt: skip
-NEW_SUBJECT_LETTERS = 3  # a yes/no question's new subject word this long (stemmed) is its own subject
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
-_PRONOUN = re.compile(r"\b(it|its|they|them|their|theirs|those|these|he|him|his|she|her|hers)\b", re.I)
 _DEICTIC = re.compile(
     r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I
 )
@@ -119,7 +118,7 @@ def rewrite_question(text: str, memory: ConversationMemory, rewriter: FollowUpRe
     # the answer is written for the question that carries the content words: the follow-up itself
     # when it names its subject ("and what about attendance?"), else the standalone query ("and turn
     # them back on?" names nothing: "turn automatic beams back on" does)
-    own = rw.method == "heuristic" and rw.reason in _OWN_WORDS and not (_PRONOUN.search(text) or _DEICTIC.search(text))
+    own = rw.method == "heuristic" and rw.reason in _OWN_WORDS and not (PRONOUN.search(text) or _DEICTIC.search(text))
     answered = text if own else query
     return Question(text, query, answered, rw)
 
@@ -166,8 +165,8 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
         return "what-about"
     if _WHICH_ONE.match(q) and asked_noun(last.query or last.user):
         return "one"
-    own = _has_own_subject(q)
-    if _PRONOUN.search(q) and not _EXPLETIVE.match(q) and not own:
+    own = has_own_subject(q)
+    if PRONOUN.search(q) and not _EXPLETIVE.match(q) and not own:
         return "pronoun"
     if _DEICTIC.search(q):
         return "deictic"
@@ -177,21 +176,9 @@ def detect(question: str, last: Exchange | None, exchanges: list[Exchange] | Non
     kept = exchanges or [last]
     short = len(content_words(q)) <= ELLIPSIS_WORDS  # "the rent" in a longer question names its own subject
     if not names_in(q, set()) and (_elliptical(q) or (short and _definite(q, kept))) and not _names_one(q, kept) \
-            and not _new_subject(q, kept):
+            and not new_subject(q, kept):
         return "ellipsis"
     return ""
-
-
-def _new_subject(q: str, exchanges: list[Exchange]) -> bool:
-    """A yes/no question whose subject, the first content word after its verb, the conversation has
-    not used ("Are cats allowed?" after questions about a course): it stands on its own. ("Did the
-    band tour?" after talk of the band leans on it.)"""
-    words = q.split()
-    if not words or words[0].lower().strip(",.?!") not in AUXILIARIES:
-        return False
-    own = content_words(" ".join(words[1:]))
-    said = set(content_words(" ".join(f"{e.user} {e.query} {e.assistant}" for e in exchanges)))
-    return bool(own) and own[0] not in said and len(own[0]) >= NEW_SUBJECT_LETTERS
 
 
 def leans_on(question: str, last: Exchange | None) -> bool:
@@ -226,35 +213,6 @@ def _names_one(q: str, exchanges: list[Exchange]) -> bool:
 
 def _said(exchanges: list[Exchange]) -> list[str]:
     return [t for e in exchanges for t in (e.user, e.query, e.assistant)]
-
-
-def _has_own_subject(q: str) -> bool:
-    """A question names its own subject when a name comes before its first pronoun ("Marie Curie and
-    her prizes": her is Marie Curie; "When did she go to SNL?": she is someone else)."""
-    m = _PRONOUN.search(q)
-    toks = q.split()
-    # the subject's place: the first word, or the next one ("Did Terry Bradshaw …"), or the one after
-    # an auxiliary ("What did Julia …"); "how do I get SVG from it?" names an object, not a subject
-    at = [0, 1] + ([2] if len(toks) > 2 and toks[1].lower() in AUXILIARIES else [])
-    before = q[: m.start()] if m else q
-    if any(" ".join(toks[i:]).startswith(n) for n in names_in(before, set()) for i in at if i < len(toks)):
-        return True
-    return bool(m) and m.group(0).lower() in _THING_POSSESSIVE and _noun_subject(before)
-
-
-_THING_POSSESSIVE = ("its", "their", "theirs")
-_DETERMINERS = frozenset("the a an".split())
-
-
-def _noun_subject(before: str) -> bool:
-    """A yes/no question that opens with its own noun subject before a thing's possessive ("Did
-    burlesque stay true to its origins?": its is burlesque's). Not his/her: "Did an injury end his
-    career?" is about someone else."""
-    toks = [t.lower().strip(",.?!") for t in before.split()]
-    if len(toks) < 2 or toks[0] not in AUXILIARIES:
-        return False
-    head = toks[2] if toks[1] in _DETERMINERS and len(toks) > 2 else toks[1]
-    return bool(content_words(head)) and not _PRONOUN.fullmatch(head)
 
 
 class FollowUpRewriter:
@@ -293,7 +251,7 @@ class FollowUpRewriter:
         # "any other interesting aspects?" names the topic alone when there is one: the last referent is
         # what the person asks to go beyond
         own = reason == "topic" or (reason == "more" and topic is not None and not _MORE.match(question)
-                                    and not _PRONOUN.search(question))  # fmt: skip
+                                    and not PRONOUN.search(question))  # fmt: skip
         query = question if own else heuristic_rewrite(question, last, reason, kept, summary)
         if reason in TOPIC_REASONS:
             query = with_topic(query, question, topic)
@@ -342,7 +300,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     if reason == "more":
         if _MORE.match(q):
             return f"{topic} more details"
-        if _PRONOUN.search(q) and not _has_own_subject(q):  # "what else did he do?"
+        if PRONOUN.search(q) and not has_own_subject(q):  # "what else did he do?"
             return heuristic_rewrite(q, last, "pronoun", kept, summary)
         ref = referent(kept, summary, skip=q)
         return _with(q, ref) if ref else f"{q.rstrip('?.! ')} {topic}"
@@ -357,7 +315,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
         return f"{q.rstrip('?.! ')} {topic}"
     if reason in ("what-about", "continuation"):
         rest = (_ABOUT.match(q) or _AND.match(q)).group("rest").rstrip("?.! ")  # type: ignore[union-attr]
-        if _PRONOUN.search(rest) or _DEICTIC.search(rest):  # "and turn them back on?"
+        if PRONOUN.search(rest) or _DEICTIC.search(rest):  # "and turn them back on?"
             return heuristic_rewrite(rest, last, "pronoun", kept, summary)
         if not rest:
             return f"{topic} more details"
@@ -368,7 +326,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
     if reason == "ellipsis":  # unless the question already names what the conversation is about
         top = referent(kept, summary, named=True)
         return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q
-    first = _PRONOUN.search(q)
+    first = PRONOUN.search(q)
     thing = bool(first) and first.group(0).lower() in ("it", "its", "they", "them", "their", "theirs")
     ref = referent(kept, summary, thing=thing, skip=q)
     person = referent(kept, summary, person=True, skip=q) or ref
@@ -411,7 +369,7 @@ def _resolve_pronouns(q: str, thing: str, person: str) -> str:
             return (f"{ref}'" if ref.endswith("s") else f"{ref}'s") if len(ref.split()) <= 5 else ref
         return ref
 
-    out = _PRONOUN.sub(sub, q)
+    out = PRONOUN.sub(sub, q)
     if not done:  # deictic "that/this"
         out = re.sub(r"\b(that|this)(\s+one)?\b(?=[\s?.!]*$)", thing, q, count=1, flags=re.I)
         out = re.sub(
