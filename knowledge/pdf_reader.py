@@ -251,6 +251,9 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
                 return
             text = pdf_text.clean(joined)
             text = f"{term}: {text}" if term else text
+            if not cur[0].mono and refentry.contents_run(text):
+                cur, term = [], ""
+                return  # a contents list run together: no sentence to read or quote
             blocks.append(Block(text, kind, cur[0].page, section()))  # type: ignore[arg-type]
             term = ""
         cur = []
@@ -294,7 +297,7 @@ def _reference_pages(cur: list[Line], pieces: list[refentry.Piece], heading, tex
         page = cur[max(0, bisect.bisect_right(starts, piece.start) - 1)].page
         if piece.role == "heading":
             heading(piece.level, piece.text, page)
-        else:
+        elif not refentry.contents_run(piece.text):
             text(pdf_text.clean(piece.text), page)
 
 

@@ -80,6 +80,15 @@ def open_entry(text: str) -> bool:
     return re.search(_word("Description") + r"\s", text[last.end():]) is None
 
 
+_RUN = re.compile(r"(?<!\S)[\w.:@-]{80,}(?!\S)")  # a word of names run together, 80 characters or more (no URL: no "/")
+
+
+def contents_run(text: str) -> bool:
+    """A contents list whose entries the layout ran together without "Table of Contents" before it
+    ("Generationannotate.tocautotoc.label.separator…"): most of its characters in such runs."""
+    return sum(len(m.group()) for m in _RUN.finditer(text)) * 2 >= len(text) > 0
+
+
 def _glued(text: str) -> bool:
     """A contents list run together: most of its characters are in very long tokens."""
     tokens = text.split()

@@ -86,3 +86,13 @@ def test_text_without_the_marks_is_one_piece():
     prose = "When a Table of Contents is produced, the entry Name — Value is used. Synopsis and Description follow."
     assert not refentry.marked(prose) or [p.role for p in refentry.split(prose)] == ["text"]
     assert refentry.split(prose)[0].text == prose
+
+
+def test_a_contents_list_run_together_is_no_text(tmp_path):
+    run = "Generationannotate.tocautotoc.label.separatorautotoc.label.in.hyperlinkprocess.source.tocprocess.empty"
+    page = ["ToC Generation", run, "", "The annotate.toc parameter says whether the TOC is annotated."]
+    doc = read_pdf(write_text_pdf(tmp_path / "toc.pdf", [page]))
+    texts = [b.text for b in doc.blocks]
+    assert not any("autotoc.label.separatorautotoc" in t for t in texts), texts
+    assert "The annotate.toc parameter says whether the TOC is annotated." in " ".join(texts)
+    assert not refentry.contents_run("See https://example.org/" + "a" * 90 + " for the list.")  # a URL is no list
