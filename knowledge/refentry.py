@@ -72,9 +72,8 @@ def open_entry(text: str) -> bool:
     """Whether `text` ends inside an entry's head: its last "Name… — " has no "Description" after
     it yet. dblatex leaves wide gaps inside a head (around the synopsis), so a paragraph can end
     there; the reader then joins the next paragraph before splitting."""
-    last = None
-    for last in re.finditer(_ENTRY_START, text):
-        pass
+    starts = list(re.finditer(_ENTRY_START, text))
+    last = starts[-1] if starts else None
     if last is None or len(text) - last.end() > _OPEN_MAX:
         return False
     return re.search(_word("Description") + r"\s", text[last.end():]) is None
