@@ -17,6 +17,8 @@ def test_a_document_named_by_a_rare_title_word_must_be_where_the_answer_comes_fr
     # "Auto Multiple Choice": ordinary words name no document; nor does a title the pool does not hold
     assert not other_document("Which multiple choice options does the DocBook list have?", [AMC], "amc-manual.pdf")
     assert not other_document("How do I pick a mode?", [AMC, DOCBOOK], "amc-manual.pdf")
+    # a topic a follow-up rewrite added in parentheses is not a document the user asked about
+    assert not other_document("Which mode is the default (DocBook)?", [AMC, DOCBOOK], "amc-manual.pdf")
 
 
 def test_refusal_names_the_rule_and_records_what_each_found():
