@@ -50,7 +50,7 @@ class Recorder:
         def features(*args, **kwargs):  # noqa: ANN002, ANN003 - the same signature as the original
             x = orig(*args, **kwargs)
             if self.x is None:
-                self.x, self.texts = x, [s.text for s in args[1]]
+                self.x, self.texts = x, [s.text for s in args[0]]
             return x
 
         ExtractiveAnswerer.features = staticmethod(features)  # type: ignore[method-assign]

@@ -47,7 +47,14 @@ from assistant.llm.sentence_filters import (
     repeats,
     unfinished,
 )
-from assistant.llm.sentence_rank import HAND, SentenceWeights, feature_matrix, pairs_of
+from assistant.llm.sentence_rank import (
+    ANSWER_TYPE,
+    HAND,
+    NO_NUMBER,
+    SentenceWeights,
+    feature_matrix,
+    pairs_of,
+)
 from assistant.llm.words import WORD, content_words, raw_content_words, stem
 from knowledge.sentences import LIST_MARK, NAME_LINE, ends_sentence, split_sentences, whole_sentences
 from knowledge.types import SECTION_SEP, Hit, LibraryWords
@@ -63,8 +70,6 @@ MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (un
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
-NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none scores this fraction
-ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
 
 
 @dataclass
@@ -203,7 +208,8 @@ class ExtractiveAnswerer:
         # the sentences' scores: `local_scores` (overlap weighed within the evidence) picks the
         # cosine's candidates, `scores` (weighed by the library's counts too) ranks
         overlap = lexical / top if top > 0 else np.zeros(n)
-        local_scores = self._shape(question, sentences, overlap)
+        no_number, kind = _asked(question, sentences)
+        local_scores = _shaped(overlap, no_number, kind)
         if weight != local:
             weighted = np.array([sum(weight[w] for w in bag & q_words) for bag in bags], dtype=np.float64)
             overlap = weighted / weighted.max() if top > 0 else np.zeros(n)
@@ -239,22 +245,22 @@ class ExtractiveAnswerer:
                 ranking = False
         if top <= 0 and not ranking:
             return [], best_sim
-        x = self.features(question, sentences, texts, q_order, overlap, prior * related)
+        x = self.features(sentences, texts, q_order, overlap, prior * related, no_number, kind)
         for s, value in zip(sentences, self.weights.score(x) + cosine, strict=True):
             s.score = float(value)
         return sorted(sentences, key=lambda s: (-s.score, s.block, s.position)), best_sim
 
     @staticmethod
-    def features(question: str, sentences: Sequence[ScoredSentence], texts: Sequence[list[str]], q_order: list[str],
-                 overlap: np.ndarray, prior: np.ndarray) -> np.ndarray:  # fmt: skip
-        """The `sentence_rank.FEATURES` of each sentence (`texts`: its heading's and its content words)."""
+    def features(sentences: Sequence[ScoredSentence], texts: Sequence[list[str]], q_order: list[str], overlap: np.ndarray,
+                 prior: np.ndarray, no_number: np.ndarray, kind: np.ndarray) -> np.ndarray:  # fmt: skip
+        """The `sentence_rank.FEATURES` of each sentence (`texts`: its heading's and its content words;
+        `no_number`, `kind`: `_asked`)."""
         q_words, q_pairs = set(q_order), pairs_of(q_order)
-        asks = bool(ASKS_NUMBER.search(question))
         heads = [set(content_words(s.heading)) for s in sentences]
         return feature_matrix(
             overlap=overlap,
-            no_number=np.array([float(asks and not NUMBER.search(s.text)) for s in sentences]),
-            answer_type=np.array([float(answer_kind(question, s.text) or defines(question, s.text)) for s in sentences]),
+            no_number=no_number,
+            answer_type=kind,
             chunk_prior=prior,
             coverage=np.array([len(set(t) & q_words) / len(q_words) if q_words else 0.0 for t in texts]),
             heading_overlap=np.array([len(h & q_words) / len(q_words) if q_words else 0.0 for h in heads]),
@@ -262,14 +268,6 @@ class ExtractiveAnswerer:
             words=np.array([len(s.text.split()) for s in sentences], dtype=np.float64),
             pairs=np.array([len(pairs_of(t) & q_pairs) / len(q_pairs) if q_pairs else 0.0 for t in texts]),
         )
-
-    @staticmethod
-    def _shape(question: str, sentences: Sequence[ScoredSentence], scores: np.ndarray) -> np.ndarray:
-        """Overlap scores shaped by the kind of answer asked: a number, a name, a date."""
-        if ASKS_NUMBER.search(question):
-            scores = scores * np.array([1.0 if NUMBER.search(s.text) else NO_NUMBER for s in sentences])
-        kind = np.array([answer_kind(question, s.text) or defines(question, s.text) for s in sentences], dtype=np.float64)
-        return scores + ANSWER_TYPE * kind
 
     def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
         """The answer from ranked sentences: the best first, then at most one close one from the same
@@ -312,6 +310,21 @@ _ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|h
 SCORE_POWER = 2  # a block's prior: its retrieval score relative to the first's, squared
 
 
+def _asked(question: str, sentences: Sequence[ScoredSentence]) -> tuple[np.ndarray, np.ndarray]:
+    """Per sentence, 1.0 where the question asks for a number or a date and it holds none, and 1.0
+    where it holds the kind of answer asked for (a name, a date, a cause, a definition)."""
+    asks = bool(ASKS_NUMBER.search(question))
+    no_number = np.array([float(asks and not NUMBER.search(s.text)) for s in sentences])
+    kind = np.array([float(answer_kind(question, s.text) or defines(question, s.text)) for s in sentences])
+    return no_number, kind
+
+
+def _shaped(overlap: np.ndarray, no_number: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """Overlap shaped by the kind of answer asked, with the hand-set weights: what picks the
+    sentences whose cosine is measured (the answerability model was fitted on those)."""
+    return overlap * np.where(no_number > 0, NO_NUMBER, 1.0) + ANSWER_TYPE * kind
+
+
 def _block_weights(blocks: Sequence[Hit]) -> list[float]:
     """How much each block's retrieval vouches for its sentences: its score relative to the first
     block's, squared (a second chunk scored nearly as high as the first is nearly as likely to hold
@@ -350,8 +363,8 @@ def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
     return nxt if _value_row(nxt.text) or (ends_sentence(nxt.text) and re.search(r"\bdefaults?\b", nxt.text, re.I)) else None
 
 
-# a reference entry's description speaks of its entry as "this parameter", "the template" …
-# "this parameter …", or a sentence about its value: "If zero (the default), text is adjusted …"
+# a reference entry's description speaks of its entry as "this parameter", "the template" …, or
+# of its value: "If zero (the default), text is adjusted …"
 _ENTRY_REF = re.compile(r"\b(this|the) (parameter|template|attribute[- ]set|processing instruction|PI|element|option|"
                         r"function|macro|variable|setting|property|command)\b|"
                         r"^(if|when|unless) (it is |its value is |the value is )?(zero|non-?zero|true|false|set|unset|"

@@ -38,7 +38,9 @@ log = logging.getLogger(__name__)
 
 FEATURES = ("overlap", "overlap_no_number", "answer_type", "chunk_prior", "coverage", "heading_overlap",
             "opens_chunk", "length", "pairs")  # fmt: skip
-HAND = {"overlap": 1.0, "overlap_no_number": -0.5, "answer_type": 0.75, "chunk_prior": 1.5}
+NO_NUMBER = 0.5  # a question asking for a number or a date: a sentence holding none keeps this fraction
+ANSWER_TYPE = 0.75  # added for a sentence holding the kind of answer asked for (`answer_kind`)
+HAND = {"overlap": 1.0, "overlap_no_number": NO_NUMBER - 1.0, "answer_type": ANSWER_TYPE, "chunk_prior": 1.5}
 WEIGHTS_FILE = Path(__file__).resolve().parent / "sentence_weights.json"
 LENGTH_SCALE = math.log(50.0)
 
