@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from assistant.memory import ADDED
 from assistant.unknown_terms import absent_asked, unknown_terms
 from knowledge.types import Hit
 from knowledge.vocabulary import zipf
@@ -25,7 +26,6 @@ from knowledge.vocabulary import zipf
 TERM_RULE_WORDS = 15
 TITLE_ZIPF = 3.0  # a title word rarer than this in English and German names its document ("DocBook", "LilyPond")
 _TITLE_WORD = re.compile(r"[^\W\d_]{4,}")
-_ADDED = re.compile(r"\([^)]*\)")
 
 
 def refusal(question: str, vocabulary: Sequence[str] | None, hits: Sequence[Hit], candidates: Sequence[Hit],
@@ -47,7 +47,7 @@ def other_document(question: str, pool: Sequence[Hit], best_source: str | None) 
         return False
     # the user's words: what a follow-up rewrite added in parentheses ("… (Project Aurelia)?") is
     # the conversation's topic, not a document the question asks about
-    asked = {w.lower() for w in _TITLE_WORD.findall(_ADDED.sub(" ", question))}
+    asked = {w.lower() for w in _TITLE_WORD.findall(ADDED.sub(" ", question))}
     titles = {h.source_path: {w.lower() for w in _TITLE_WORD.findall(h.title or "")} for h in pool}
     named = {src for src, words in titles.items() for w in words & asked if zipf(w) < TITLE_ZIPF}
     return bool(named) and best_source not in named

@@ -37,6 +37,9 @@ Summariser = Callable[[str, list["Exchange"]], "str | None"]
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 CITATION = re.compile(r"\s*\[\d+(?:[,\s]+\d+)*\]")  # an answer's "[1]", "[1, 2]" and the space before it
+# what a follow-up rewrite added to a query in parentheses ("Did the band tour (INXS)?"): the
+# conversation's topic, not the person's words
+ADDED = re.compile(r"\s*\([^)]*\)")
 
 
 def count_tokens(text: str) -> int:

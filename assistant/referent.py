@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from assistant.llm.words import STOP, content_words
-from assistant.memory import CITATION, Exchange
+from assistant.memory import ADDED, CITATION, Exchange
 
 QUESTION, ANSWER, SUMMARY, NAME, RECENCY, TOPIC = 2.0, 1.0, 0.3, 1.0, 0.75, 12.0
 
@@ -55,7 +55,6 @@ _DO = re.compile(r"^\s*((what|when|where|why|how|which|who)\s+\w*\s*)?(do|does|d
                  re.I)  # fmt: skip
 _JOINED = re.compile(r"\s(and|&)\s", re.I)  # two names joined: "Lorde and McDonald"
 _HE_SHE = re.compile(r"\b(he|him|his|she|her|hers)\b", re.I)
-_ADDED = re.compile(r"\s*\([^)]*\)")  # what a rewrite appended ("… tour (INXS)?")
 # "how do I turn off automatic beams in LilyPond?": the thing acted on, up to a small word
 _HOWTO = re.compile(r"^\s*(how|where|when|why)\s+(do|can|could|should|would|will|must)\s+(i|we|you)\s+[\w'-]+"
                     r"(\s+(off|on|up|out|back|down|away|in))?\s+(?P<np>[^?.!,;:]+)", re.I)  # fmt: skip
@@ -237,7 +236,7 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
     for n, ex in enumerate(exchanges):
         asked = ex.user if ex.query == ex.user else f"{ex.user}. {ex.query}"
         named = names_in(asked, known) + names_in(ex.assistant, known) + terms_in(asked) + terms_in(ex.assistant)
-        for text, name in [(t, True) for t in named] + [(t, False) for t in phrases_in(_ADDED.sub("", ex.query or ex.user))]:
+        for text, name in [(t, True) for t in named] + [(t, False) for t in phrases_in(ADDED.sub("", ex.query or ex.user))]:
             key = _key(text)
             if key and (key not in found or (name and not found[key][1])):
                 found[key] = (text, name, found[key][2] if key in found else n)
@@ -315,7 +314,7 @@ def people(exchanges: list[Exchange]) -> set[frozenset[str]]:
     for ex in exchanges:
         if ex.query and ex.query != ex.user and _HE_SHE.search(ex.user):
             asked = _key(ex.user)
-            out.update(k for k in (_key(n) for n in names_in(_ADDED.sub("", ex.query), set())) if k and not k <= asked)
+            out.update(k for k in (_key(n) for n in names_in(ADDED.sub("", ex.query), set())) if k and not k <= asked)
     return out
 
 

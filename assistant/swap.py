@@ -13,14 +13,13 @@ debugging symbols", not for the subject of "How is the course assessed?"). Other
 
 from __future__ import annotations
 
-import re
+from assistant.memory import ADDED
 
 PREPOSITIONS = frozenset(
     "for on in with under from to of at about into by through via per over during after before without "
     "inside between against across like than".split()
 )
 _DETERMINERS = frozenset("the a an this that these those my your our its their".split())
-_ADDED = re.compile(r"\s*\([^)]*\)")
 # the words before a subject ("How is the course assessed?"): a determiner phrase after them is no object
 AUXILIARIES = frozenset("is are was were do does did can could will would should has have had may might must".split())
 _NOT_VERBS = AUXILIARIES | frozenset("how what which who whom whose when where why and or".split())
@@ -42,7 +41,7 @@ def _spans(words: list[str], starts: frozenset[str]) -> list[tuple[int, int]]:
 
 
 def swap(previous: str, rest: str) -> str:
-    prev = _ADDED.sub("", previous).strip().rstrip("?.! ").split()
+    prev = ADDED.sub("", previous).strip().rstrip("?.! ").split()
     new = rest.strip().rstrip("?.! ").split()
     if not prev or not new:
         return f"{' '.join(prev)} {' '.join(new)}?".strip()
