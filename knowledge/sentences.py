@@ -21,6 +21,8 @@ _SENT_SPLIT = re.compile(
 _LATIN_END = re.compile(r"(?i)\b(?:e\.g|i\.e|cf|viz)\.$")  # "e.g. <n> is …": the sentence goes on
 _ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a manual's attribute line
 NAME_LINE = re.compile(r"^[a-z][\w.:@*-]* — \S")  # "slidy.duration — Specifies …": a reference page's name line
+# "extra: This priority is deprecated.": a definition list's term before its description (the PDF reader writes it so)
+TERM_LINE = re.compile(r"^[a-z][\w.()\\-]*(?: [\w.()\\-]+){0,2}: [\"“(]?[A-Z]")
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
@@ -115,7 +117,8 @@ def whole_sentences(text: str) -> list[str]:
     kept = False  # the piece before was kept (not the dropped rest of a sentence)
     for piece in split_sentences(text):
         kept_before, kept = kept, True
-        if not starts_lower(piece) or ((_ASSIGNS.match(piece) or NAME_LINE.match(piece)) and _whole(piece)):
+        if not starts_lower(piece) or ((_ASSIGNS.match(piece) or NAME_LINE.match(piece) or TERM_LINE.match(piece))
+                                       and _whole(piece)):
             out.append(piece)  # "rankdir=LR|RL|BT requests a left-to-right … drawing." defines an attribute
         elif not out:
             kept = False  # the rest of a sentence that began before the chunk

@@ -91,6 +91,20 @@ def test_an_attribute_line_after_a_label_is_a_whole_sentence():
     assert answer.startswith("rankdir=LR|RL|BT requests a left-to-right"), answer
 
 
+def test_a_short_definition_list_item_the_reader_wrote_is_a_whole_sentence():
+    # the PDF reader writes a definition list's term before its description ("extra: …"); five words
+    # in lower case would otherwise be taken for the rest of a sentence cut by a page break
+    text = (
+        "optional: This is the default priority for the majority of the archive.\n\n"
+        "extra: This priority is deprecated. Use the optional priority instead. This priority should be "
+        "treated as equivalent to\n\noptional.\n\nThe extra priority was previously used for packages "
+        "that conflicted with other packages."
+    )
+    assert "extra: This priority is deprecated." in whole_sentences(text)
+    answer = ExtractiveAnswerer().answer("Is Priority: extra still a thing?", [_hit(text, "debian-policy.pdf")])
+    assert "deprecated" in answer.split(".")[0], answer
+
+
 def test_code_of_a_manual_is_not_quoted():
     text = "REJECT makes the scanner try the next best rule.\n\n%% a ab abc abcd.|\\n ECHO; REJECT;"
     answer = ExtractiveAnswerer().answer("What does REJECT do in a scanner?", [_hit(text)])
