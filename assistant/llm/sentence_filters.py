@@ -121,6 +121,10 @@ def code_examples(text: str) -> list[str]:
         # "<xsl:param name="paper.type">USletter</xsl:param>": the default is only in the code)
         if len(WORD.findall(intro)) < 2 or not (_INTRO.search(intro) or named) or code_like(intro) or not _code_piece(code):
             continue
+        default = param_default(code) if named else None
+        if default is not None:  # "paper.type — Select the paper type. Default: USletter."
+            out.append(f"{intro.strip().rstrip()} Default: {default}.")
+            continue
         short = code if len(code) <= CODE_CHARS else code[:CODE_CHARS].rsplit(" ", 1)[0] + " …"
         out.append(f"{intro.strip().lstrip('•◦▪-* ').rstrip()} {short}")
     return out
@@ -130,3 +134,30 @@ def _code_piece(piece: str) -> bool:
     """Code or a configuration: markup-like, or opening in lower case without a sentence's end."""
     s = piece.strip()
     return code_like(s) or (s[:1].islower() and not ends_sentence(s) and len(s.split()) >= 3)
+
+
+_PARAM = re.compile(r'^<xsl:param name="[^"]+"(?:\s+select="(?P<select>[^"]*)")?\s*(?:/>|>(?P<body>.*?)</xsl:param>)$', re.S)
+_VALUE_OF = re.compile(r'<xsl:value-of select="([^"]*)"\s*(?:/>|></xsl:value-of>)|<xsl:text>([^<]*)</xsl:text>')
+
+
+def param_default(code: str) -> str | None:
+    """The default an XSLT parameter's synopsis sets, as it reads: `<xsl:param name="paper.type">USletter
+    </xsl:param>` → "USletter"; `select="$body.font.master * 0.8"` with `<xsl:text>pt</xsl:text>` →
+    "$body.font.master * 0.8 pt"; an empty one → "empty". None for anything else (a choice, other markup):
+    quoted as code. The name line before it already names the parameter; the markup around the value
+    would be read out, and cut short, before the value."""
+    m = _PARAM.match(code.strip())
+    if m is None:
+        return None
+    if m.group("select") is not None:
+        value = m.group("select")
+    else:
+        body = (m.group("body") or "").strip()
+        if "<" not in body:
+            value = body
+        elif not _VALUE_OF.sub("", body).strip():
+            value = " ".join(a or b for a, b in _VALUE_OF.findall(body))
+        else:
+            return None
+    value = " ".join(value.split())
+    return value.strip("'") if value.strip("'") else "empty"

@@ -189,3 +189,22 @@ def test_code_a_line_introduces_is_quoted_with_its_introduction_and_cut_short():
     long_code = "Then add the following content to the msmtprc file and save it.\n\n" + "account default host smtp.gmail.com port 587 " * 6
     example = [p for p in (s.text for s in ExtractiveAnswerer().sentences([_hit(long_code, "amc.pdf")])) if "port 587" in p]
     assert example and example[0].endswith(" …") and len(example[0]) < 200, example
+
+
+def test_a_reference_entrys_default_is_said_as_a_value_not_as_cut_markup():
+    # the DocBook XSL reference's synopsis: the value sits after the markup, past where code is cut
+    text = (
+        "footnote.font.size\n\nfootnote.font.size — The font size for footnotes.\n\n"
+        '<xsl:param name="footnote.font.size"> <xsl:value-of select="$body.font.master * 0.8"></xsl:value-of>'
+        "<xsl:text>pt</xsl:text> </xsl:param>\n\nThe footnote font size is used for...footnotes!\n\n"
+        "paper.type — Select the paper type.\n\n<xsl:param name=\"paper.type\">USletter</xsl:param>\n\n"
+        "title.margin.left — Adjust the left margin for titles.\n\n<xsl:param name=\"title.margin.left\"> "
+        '<xsl:choose> <xsl:when test="$fop.extensions != 0">-4pc</xsl:when> </xsl:choose> </xsl:param>'
+    )
+    hit = _hit(text, "docbook-xsl-reference.pdf")
+    answer = ExtractiveAnswerer().answer("how big is the footnote font?", [hit])
+    assert answer.startswith("footnote.font.size — The font size for footnotes. Default: $body.font.master * 0.8 pt"), answer
+    pieces = [s.text for s in ExtractiveAnswerer().sentences([hit])]
+    assert "paper.type — Select the paper type. Default: USletter." in pieces, pieces
+    # a choice is no single default: quoted as code, as before
+    assert any(p.startswith("title.margin.left — Adjust the left margin for titles. <xsl:param") for p in pieces), pieces
