@@ -21,6 +21,8 @@ _SENT_SPLIT = re.compile(
 _LATIN_END = re.compile(r"(?i)\b(?:e\.g|i\.e|cf|viz)\.$")  # "e.g. <n> is …": the sentence goes on
 _ASSIGNS = re.compile(r"[a-z][\w.-]*=\S+\s+[a-z]")  # "nodesep=f sets …": a manual's attribute line
 NAME_LINE = re.compile(r"^[a-z][\w.:@*-]* — \S")  # "slidy.duration — Specifies …": a reference page's name line
+# a function's signature: "real arclength(path p);", "block roundrectangle(object body, pair center=(0,0));"
+SIGNATURE = re.compile(r"^(?:[a-z][\w.\[\]]*\s+){1,2}[A-Za-z_]\w*\(.*\)\s*;?$")
 # "extra: This priority is deprecated.": a definition list's term before its description (the PDF reader writes it so)
 TERM_LINE = re.compile(r"^[a-z][\w.()\\-]*(?: [\w.()\\-]+){0,2}: [\"“(]?[A-Z]")
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
@@ -115,9 +117,16 @@ def whole_sentences(text: str) -> list[str]:
     mid-way (the chunk's edge) are left out."""
     out: list[str] = []
     kept = False  # the piece before was kept (not the dropped rest of a sentence)
+    before = ""
     for piece in split_sentences(text):
         kept_before, kept = kept, True
-        if not starts_lower(piece) or ((_ASSIGNS.match(piece) or NAME_LINE.match(piece) or TERM_LINE.match(piece))
+        signature, before = before, piece
+        if SIGNATURE.match(signature) and starts_lower(piece) and _whole(piece, 3) and _opens(piece):
+            # a function's description under its signature: "real arclength(path p);" ¶ "returns the length …"
+            if out and out[-1] == signature:
+                out.pop()
+            out.append(f"{signature.rstrip(';').rstrip()} {piece}")
+        elif not starts_lower(piece) or ((_ASSIGNS.match(piece) or NAME_LINE.match(piece) or TERM_LINE.match(piece))
                                        and _whole(piece)):
             out.append(piece)  # "rankdir=LR|RL|BT requests a left-to-right … drawing." defines an attribute
         elif not out:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.llm.words import WORD
-from knowledge.sentences import NAME_LINE, ends_sentence, split_sentences
+from knowledge.sentences import NAME_LINE, SIGNATURE, ends_sentence, split_sentences
 
 # three or more upper-case words at the start of a sentence that goes on in lower case
 _CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
@@ -102,6 +102,7 @@ def references(sentence: str) -> bool:
         and not re.search(r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", before)
 
 
+LABEL_WORDS = 8  # a chunk's first piece this short, ending in ":", labels the code after it
 CODE_CHARS = 120  # an example's code quoted up to this length (at a space), then "…"
 _INTRO = re.compile(r"(:|\bthe following\b[^.]*\.)\s*$", re.I)
 
@@ -115,15 +116,21 @@ def code_examples(text: str) -> list[str]:
     out = []
     for i, (intro, code) in enumerate(zip(pieces, pieces[1:], strict=False)):
         named = NAME_LINE.match(intro) is not None  # "slidy.duration — …" opens a sentence in lower case
-        if intro[:1].islower() and not named and (i == 0 or re.search(r"\w\s*$", pieces[i - 1]) and not _code_piece(pieces[i - 1])):
-            continue  # the rest of a sentence that began before the chunk or before a break
+        # the rest of a sentence that began before the chunk or before a break; not a short label that
+        # opens the chunk ("rectangular block with rounded corners:" ¶ "block roundrectangle(…);")
+        label = i == 0 and intro.rstrip().endswith(":") and len(intro.split()) <= LABEL_WORDS
+        if intro[:1].islower() and not named and not label and (i == 0 or re.search(r"\w\s*$", pieces[i - 1])
+                                                               and not _code_piece(pieces[i - 1])):
+            continue
         # a reference page's name line introduces its synopsis ("paper.type — Select the paper type." ¶
         # "<xsl:param name="paper.type">USletter</xsl:param>": the default is only in the code)
         if len(WORD.findall(intro)) < 2 or not (_INTRO.search(intro) or named) or code_like(intro) or not _code_piece(code):
             continue
         default = param_default(code) if named else None
-        if default is not None:  # "paper.type — Select the paper type. Default: USletter."
-            out.append(f"{intro.strip().rstrip()} Default: {default}.")
+        if default is not None:  # "paper.type — Select the paper type (default: USletter)."
+            head = intro.strip()
+            stop = head[-1] if head[-1:] in ".?!" else "."
+            out.append(f"{head.rstrip('.?! ')} (default: {default}){stop}")
             continue
         short = code if len(code) <= CODE_CHARS else code[:CODE_CHARS].rsplit(" ", 1)[0] + " …"
         out.append(f"{intro.strip().lstrip('•◦▪-* ').rstrip()} {short}")
@@ -133,7 +140,7 @@ def code_examples(text: str) -> list[str]:
 def _code_piece(piece: str) -> bool:
     """Code or a configuration: markup-like, or opening in lower case without a sentence's end."""
     s = piece.strip()
-    return code_like(s) or (s[:1].islower() and not ends_sentence(s) and len(s.split()) >= 3)
+    return code_like(s) or bool(SIGNATURE.match(s)) or (s[:1].islower() and not ends_sentence(s) and len(s.split()) >= 3)
 
 
 _PARAM = re.compile(r'^<xsl:param name="[^"]+"(?:\s+select="(?P<select>[^"]*)")?\s*(?:/>|>(?P<body>.*?)</xsl:param>)$', re.S)

@@ -203,8 +203,28 @@ def test_a_reference_entrys_default_is_said_as_a_value_not_as_cut_markup():
     )
     hit = _hit(text, "docbook-xsl-reference.pdf")
     answer = ExtractiveAnswerer().answer("how big is the footnote font?", [hit])
-    assert answer.startswith("footnote.font.size — The font size for footnotes. Default: $body.font.master * 0.8 pt"), answer
+    assert answer.startswith("footnote.font.size — The font size for footnotes (default: $body.font.master * 0.8 pt)"), answer
     pieces = [s.text for s in ExtractiveAnswerer().sentences([hit])]
-    assert "paper.type — Select the paper type. Default: USletter." in pieces, pieces
+    assert "paper.type — Select the paper type (default: USletter)." in pieces, pieces
     # a choice is no single default: quoted as code, as before
     assert any(p.startswith("title.margin.left — Adjust the left margin for titles. <xsl:param") for p in pieces), pieces
+
+
+def test_a_functions_description_under_its_signature_is_read_with_it():
+    # Asymptote's manual: a signature line, then its description in lower case
+    text = (
+        "The following routines are defined.\n\nreal arclength(path p);\n\nreturns the length (in user "
+        "coordinates) of the piecewise linear or cubic curve that path p represents.\n\npath reverse(path p);"
+        "\n\nreturns a path running backwards along p."
+    )
+    assert whole_sentences(text) == [
+        "The following routines are defined.",
+        "real arclength(path p) returns the length (in user coordinates) of the piecewise linear or cubic "
+        "curve that path p represents.",
+        "path reverse(path p) returns a path running backwards along p.",
+    ]
+    # a short label opening a chunk introduces the signature after it
+    label = ("rectangular block with rounded corners:\n\nblock roundrectangle(object body, pair center=(0,0), "
+             "pen fillpen=invisible, real ds=5);\n\nA block is drawn around its body.")
+    answer = ExtractiveAnswerer().answer("what's the function for a block with rounded corners?", [_hit(label, "asymptote.pdf")])
+    assert answer.startswith("rectangular block with rounded corners: block roundrectangle("), answer
