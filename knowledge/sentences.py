@@ -34,6 +34,10 @@ _LETTER = re.compile(r"[^\W\d_]")
 _VERSION = re.compile(r"\b\d+\.\d+\b|^\W*\d+\W*$")  # "gnuplot 5.4", "- 12 -"
 _LABEL = re.compile(r"(?i)(figure|fig\.|table|chapter|page|section|abbildung|tabelle|seite)\s*\d")  # a caption's label
 _MIN_BROKEN = 6
+_NO_END = frozenset(
+    "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
+    "while if is are was were be been its their his her they".split()
+)
 _CONTINUES = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
     "while if is are was were be been its their his her it they this these those so then".split()
@@ -118,7 +122,8 @@ def whole_sentences(text: str) -> list[str]:
     out: list[str] = []
     kept = False  # the piece before was kept (not the dropped rest of a sentence)
     before = ""
-    for piece in split_sentences(text):
+    pieces = split_sentences(text)
+    for piece in pieces:
         kept_before, kept = kept, True
         signature, before = before, piece
         if SIGNATURE.match(signature) and starts_lower(piece) and _whole(piece, 3) and _opens(piece):
@@ -131,7 +136,8 @@ def whole_sentences(text: str) -> list[str]:
             out.append(piece)  # "rankdir=LR|RL|BT requests a left-to-right … drawing." defines an attribute
         elif not out:
             kept = False  # the rest of a sentence that began before the chunk
-        elif not ends_sentence(out[-1]) and len(out[-1].split()) >= _MIN_BROKEN:
+        elif not ends_sentence(out[-1]) and (len(out[-1].split()) >= _MIN_BROKEN or _leans_on_next(out[-1])
+                                             or (kept_before and out[-1] != pieces[0] and _goes_on(out[-1], piece))):
             out[-1] = out[-1] + " " + piece
         elif kept_before and _term(out[-1]) and _whole(piece) and _opens(piece):  # a definition: "REJECT" ¶ "directs the scanner …"
             out[-1] = out[-1] + " " + piece
@@ -142,6 +148,23 @@ def whole_sentences(text: str) -> list[str]:
     if out and _cut_at_end(out[-1]):
         out.pop()
     return out
+
+
+def _leans_on_next(piece: str) -> bool:
+    """A piece that stops on a word no sentence or heading ends with ("Note that", "Instead, they"):
+    a short sentence broken by a gap, however few its words."""
+    words = piece.split()
+    return bool(words) and words[-1].lower() in _NO_END
+
+
+def _goes_on(before: str, piece: str) -> bool:
+    """`piece` opens with a word that carries a sentence on ("to", "and", "the") after a few words
+    that do not end one ("This parameter can be used" ¶ "to override …"), not after a caption or a
+    running header (nor after a chunk's first piece: a title, "Fundamental rights in India" ¶ "the
+    constitution, which …", before a passage cut mid-sentence)."""
+    first = piece.split()[0].strip("\"'“‘(").lower() if piece.split() else ""
+    return len(before.split()) >= 2 and first in _CONTINUES and not _LABEL.search(before) \
+        and not _VERSION.search(before)
 
 
 def _term(piece: str) -> bool:

@@ -158,7 +158,7 @@ class ExtractiveAnswerer:
                     # a reference page's name line with its synopsis ("paper.type — Select the paper
                     # type. <xsl:param …>USletter</xsl:param>") stands in for the name line alone
                     named = next((s for s in out if s.block == block and NAME_LINE.match(s.text)
-                                  and example.startswith(s.text)), None)  # fmt: skip
+                                  and example.startswith(s.text.rstrip(".?! "))), None)  # fmt: skip
                     if named is not None:
                         named.text = example
                         continue

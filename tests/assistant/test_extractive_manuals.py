@@ -228,3 +228,16 @@ def test_a_functions_description_under_its_signature_is_read_with_it():
              "pen fillpen=invisible, real ds=5);\n\nA block is drawn around its body.")
     answer = ExtractiveAnswerer().answer("what's the function for a block with rounded corners?", [_hit(label, "asymptote.pdf")])
     assert answer.startswith("rectangular block with rounded corners: block roundrectangle("), answer
+
+
+def test_a_short_sentence_broken_by_a_gap_is_joined_but_a_title_keeps_apart_from_a_cut_passage():
+    # the DocBook XSL reference: line breaks read as gaps inside short sentences
+    text = ("ulink.show\n\nThis parameter can be used\n\nto override the gentext string, and would typically be "
+            "used on the command line.\n\nNote that\n\nthe term \"manual\" has a special meaning in this context.")
+    assert whole_sentences(text) == [
+        "This parameter can be used to override the gentext string, and would typically be used on the command line.",
+        "Note that the term \"manual\" has a special meaning in this context.",
+    ]
+    # a passage that starts mid-sentence under its title: the rest of the sentence is not the title's
+    cut = "Fundamental rights in India\n\nthe constitution, which provided that no person shall be deprived of his property."
+    assert whole_sentences(cut) == ["Fundamental rights in India"]
