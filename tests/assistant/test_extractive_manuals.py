@@ -239,5 +239,6 @@ def test_a_short_sentence_broken_by_a_gap_is_joined_but_a_title_keeps_apart_from
         "Note that the term \"manual\" has a special meaning in this context.",
     ]
     # a passage that starts mid-sentence under its title: the rest of the sentence is not the title's
-    cut = "Fundamental rights in India\n\nthe constitution, which provided that no person shall be deprived of his property."
-    assert whole_sentences(cut) == ["Fundamental rights in India"]
+    cut = ("Fundamental rights in India\n\nthe constitution, which provided that no person shall be deprived of his "
+           "property. The right to property is now a legal right.")
+    assert whole_sentences(cut) == ["Fundamental rights in India", "The right to property is now a legal right."]
