@@ -34,6 +34,7 @@ import numpy as np
 from assistant.events import NOT_KNOWN
 from assistant.llm.asked import ASKS_NUMBER, NUMBER, answer_kind, defines, is_factual, lacks_asked_number
 from assistant.llm.sentence_filters import (
+    MIN_WORDS,
     POINTER,
     code_after,
     code_examples,
@@ -46,6 +47,8 @@ from assistant.llm.sentence_filters import (
     references,
     repeats,
     unfinished,
+    value_row,
+    with_first_items,
 )
 from assistant.llm.sentence_rank import (
     ANSWER_TYPE,
@@ -55,8 +58,8 @@ from assistant.llm.sentence_rank import (
     feature_matrix,
     pairs_of,
 )
-from assistant.llm.words import WORD, content_words, raw_content_words, stem
-from knowledge.sentences import LIST_MARK, NAME_LINE, ends_sentence, split_sentences, whole_sentences
+from assistant.llm.words import content_words, raw_content_words, stem
+from knowledge.sentences import NAME_LINE, ends_sentence, split_sentences, whole_sentences
 from knowledge.types import SECTION_SEP, Hit, LibraryWords
 
 log = logging.getLogger(__name__)
@@ -66,10 +69,8 @@ EmbedFn = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit rows
 __all__ = ["ExtractiveAnswerer", "ScoredSentence", "answer_kind", "content_words", "is_factual", "lacks_asked_number",
            "raw_content_words", "split_sentences", "stem"]
 
-MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
-LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 
 
 @dataclass
@@ -124,7 +125,7 @@ class ExtractiveAnswerer:
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {fold(hit.title), fold(hit.section)} - {""}
             under = hit.section
-            for pos, sent in enumerate(_with_first_items(whole_sentences(hit.chunk_text))):
+            for pos, sent in enumerate(with_first_items(whole_sentences(hit.chunk_text))):
                 caps, sent = glued_heading(sent)
                 if caps:
                     under = caps
@@ -139,7 +140,7 @@ class ExtractiveAnswerer:
                     under = sent
                 if not key or key in headings or is_heading(sent):  # a title or heading is no answer
                     continue
-                if len(sent.split()) < MIN_WORDS and not _value_row(sent):  # a label or a caption ("Vale of Glamorgan.")
+                if len(sent.split()) < MIN_WORDS and not value_row(sent):  # a label or a caption ("Vale of Glamorgan.")
                     continue
                 if code_like(sent) or figure_text(sent):  # markup, code, a plot's axis labels: never read out
                     continue
@@ -335,32 +336,13 @@ def _block_weights(blocks: Sequence[Hit]) -> list[float]:
     return [1.0 / b for b in range(1, len(blocks) + 1)]
 
 
-def _with_first_items(pieces: list[str]) -> list[str]:
-    """A sentence that introduces a list ("… with a priority calculated as follows:") with the list's
-    first item after it ("… as follows: Start with a priority of 40."): read out alone, it promises
-    what it does not say. The item stays a sentence of its own too."""
-    out = list(pieces)
-    for i, (intro, item) in enumerate(zip(pieces, pieces[1:], strict=False)):
-        whole = ends_sentence(item) and not item.rstrip().endswith(":") and len(item.split()) > MIN_WORDS
-        if intro.rstrip().endswith(":") and len(WORD.findall(intro)) >= MIN_WORDS and LIST_MARK.match(item) and whole and len(f"{intro} {item}".split()) <= LIST_INTRO_WORDS:
-            out[i] = f"{intro.rstrip()} {LIST_MARK.sub('', item, count=1)}"
-    return out
-
-
-def _value_row(piece: str) -> bool:
-    """A short sentence that states a value: a table row ("65534: User nobody.") or an option's
-    default after its description ("Defaults to 300.")."""
-    s = piece.strip()
-    return len(s.split()) >= 2 and ends_sentence(s) and bool(re.search(r"\d", s) or re.match(r"^\S+:\s", s))
-
-
 def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:
     """The short sentence right after `best` in its chunk that states a value ("Defaults to 300.",
     "The default is none."): it finishes what `best` says, so it comes second whatever its own score."""
     nxt = next((s for s in ranked if s.block == best.block and s.position == best.position + 1), None)
     if nxt is None or len(nxt.text.split()) > FOLLOW_ON_WORDS:
         return None
-    return nxt if _value_row(nxt.text) or (ends_sentence(nxt.text) and re.search(r"\bdefaults?\b", nxt.text, re.I)) else None
+    return nxt if value_row(nxt.text) or (ends_sentence(nxt.text) and re.search(r"\bdefaults?\b", nxt.text, re.I)) else None
 
 
 # a reference entry's description speaks of its entry as "this parameter", "the template" …, or

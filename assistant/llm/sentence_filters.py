@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from assistant.llm.words import WORD
-from knowledge.sentences import NAME_LINE, SIGNATURE, ends_sentence, split_sentences
+from knowledge.sentences import LIST_MARK, NAME_LINE, SIGNATURE, ends_sentence, split_sentences
 
 # three or more upper-case words at the start of a sentence that goes on in lower case
 _CAPS_HEAD = re.compile(r"^((?:[A-ZÄÖÜ][A-ZÄÖÜ0-9'’&/-]+[ \t]+){3,})(\S.*)$", re.S)
@@ -23,6 +23,8 @@ _MARKUP = re.compile(r"[<>{}=;%|\\]")
 POINTER = re.compile(r"^\W*(see|refer to|siehe)\b|,\s*see\b|\bsee (below|above|later)\b", re.I)
 _PERCENT = re.compile(r"^\(?[\d.,]+%[),.;:]*$")
 _PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
+MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
+LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 PROSE_WORDS = 10  # words before a reference line's first link or section name: more are prose
 _REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
 
@@ -168,3 +170,22 @@ def param_default(code: str) -> str | None:
             return None
     value = " ".join(value.split())
     return value.strip("'") if value.strip("'") else "empty"
+
+
+def with_first_items(pieces: list[str]) -> list[str]:
+    """A sentence that introduces a list ("… with a priority calculated as follows:") with the list's
+    first item after it ("… as follows: Start with a priority of 40."): read out alone, it promises
+    what it does not say. The item stays a sentence of its own too."""
+    out = list(pieces)
+    for i, (intro, item) in enumerate(zip(pieces, pieces[1:], strict=False)):
+        whole = ends_sentence(item) and not item.rstrip().endswith(":") and len(item.split()) > MIN_WORDS
+        if intro.rstrip().endswith(":") and len(WORD.findall(intro)) >= MIN_WORDS and LIST_MARK.match(item) and whole and len(f"{intro} {item}".split()) <= LIST_INTRO_WORDS:
+            out[i] = f"{intro.rstrip()} {LIST_MARK.sub('', item, count=1)}"
+    return out
+
+
+def value_row(piece: str) -> bool:
+    """A short sentence that states a value: a table row ("65534: User nobody.") or an option's
+    default after its description ("Defaults to 300.")."""
+    s = piece.strip()
+    return len(s.split()) >= 2 and ends_sentence(s) and bool(re.search(r"\d", s) or re.match(r"^\S+:\s", s))
