@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from assistant.llm.words import STOP, WORD, stem
+from assistant.llm.words import STOP, WORD, content_words, stem
 
 _FACTUAL = re.compile(
     r"^\s*(who|whom|whose|what|which|when|where|how (many|much|long|old|far|big|often)|in what|"
@@ -37,6 +37,16 @@ _ASKS_REASON = re.compile(r"^\s*(why|warum|wieso|weshalb)\b|\bwhy\b", re.I)
 _REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|in order to|therefore|otherwise|reason|"
                      r"weil|deshalb|daher|damit|wegen|sonst)\b", re.I)
 _ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem jahr\b", re.I)
+# "which font does it use by default?" is answered by a sentence that states a default: "The default
+# line width is 0.5 bp", "Defaults to 300.", "… (default: USletter)", not one that only says the word
+_ASKS_DEFAULT = re.compile(r"\bdefault\b|\bstandardmäßig\b|\bvoreingestellt\b|\bstandardwert\b", re.I)
+_STATES_DEFAULT = re.compile(
+    r"\bdefault(?: value)?(?:\s+[\w.-]+){0,4}?\s+(?:is|are|will be|ist|sind)\s+\S|\bdefaults?\s+to\s+\S|"
+    r"\(default:\s*\S|\((?:the|this is the) default\)|\b(?:is|are)\s+\S+(?:\s+\S+)?\s+by default\b|"
+    r"\bstandardmäßig\s+(?:ist|sind|wird)\b|\bstandardwert\s+(?:ist|von)\b",
+    re.I,
+)
+_DEFAULT_WORDS = frozenset(content_words("default defaults standardmäßig voreingestellt standardwert"))
 _CAPITAL = re.compile(r"^[A-ZÄÖÜÀ-ÝĀ-Ž][\w'’-]+$")
 _DATE = re.compile(
     r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"
@@ -68,7 +78,8 @@ def lacks_asked_number(question: str, sentences: Sequence[str]) -> bool:
 
 def answer_kind(question: str, sentence: str) -> bool:
     """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
-    hold (who/where), a year or a month (when), a cause (why). False for other questions."""
+    hold (who/where), a year or a month (when), a cause (why), a stated default (… by default?).
+    False for other questions."""
     if _ASKS_NAME.search(question):
         asked = {stem(w.lower()) for w in WORD.findall(question)}
         words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
@@ -78,6 +89,10 @@ def answer_kind(question: str, sentence: str) -> bool:
         return bool(_DATE.search(sentence))
     if _ASKS_REASON.search(question):
         return bool(_REASON.search(sentence))
+    if _ASKS_DEFAULT.search(question) and not _STEPS.search(question):
+        # … of the thing asked about: another parameter's "(default: 0)" is no answer
+        shared = set(content_words(question)) & set(content_words(sentence))
+        return bool(_STATES_DEFAULT.search(sentence)) and bool(shared - _DEFAULT_WORDS)
     return False
 
 

@@ -10,7 +10,8 @@ to the first's, squared: retrieval judged the whole chunk, a better signal than 
 the power and 1.5 have the best mean right-answer rate over the select halves of the manuals,
 nq_oracle, xquad_en and xquad_de), and for a question asking how many, how
 long or when, a lower score for a sentence that holds no number; for a who/where/when question, a
-higher one for a sentence holding a name the question does not, or a date (`answer_kind`). The answer opens with the best sentence;
+higher one for a sentence holding a name the question does not, or a date, and for a question
+for a default, one that states it (`answer_kind`). The answer opens with the best sentence;
 at most one more follows for a factual question (two otherwise), only from the same document and
 only when it scores close to the best; a best sentence that refers back ("This tag says …") is
 preceded by the sentence it refers to instead. Each sentence is cited `[n]` with the number of its context

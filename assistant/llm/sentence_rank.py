@@ -6,7 +6,7 @@ Each candidate sentence of the top chunks gets these features (`FEATURES`), all 
   rare it is among these sentences and in the library, relative to the best sentence (0–1);
 - `overlap_no_number`: the same when the question asks how many / how long / when and the sentence
   holds no number (its weight is a penalty);
-- `answer_type`: 1 when the sentence holds the kind of answer asked for (a name, a date, a definition:
+- `answer_type`: 1 when the sentence holds the kind of answer asked for (a name, a date, a definition, a stated default:
   `assistant.llm.asked`);
 - `chunk_prior`: the sentence's chunk's retrieval score relative to the first chunk's, squared, for a
   sentence that shares a word with the question or stands next to one that does;

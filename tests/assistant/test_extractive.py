@@ -313,3 +313,19 @@ def test_a_second_chunk_scored_nearly_as_high_as_the_first_vouches_nearly_as_muc
     close, far = _block_weights(hits(0.9, 0.85, 0.3)), _block_weights(hits(0.9, 0.3, 0.2))
     assert close[0] == far[0] == 1.0 and close[1] > 0.8 > 0.2 > far[1]
     assert _block_weights(hits(0.5, -0.1)) == [1.0, 0.5]  # scores that are not all positive: 1 / rank
+
+
+def test_a_question_for_a_default_is_answered_by_the_sentence_that_states_it():
+    question = "default line width of a pen in asymptote?"
+    assert answer_kind(question, "The default line width is 0.5 bp; this value may be changed with defaultpen(pen).")
+    assert not answer_kind(question, "By default, mesh lines are drawn thin, unless an explicit line width is given.")
+    assert not answer_kind(question, "double.sided — Is the document printed double sided (default: 0)?")  # another one's
+    chunks = [
+        Hit("c1", "asymptote.pdf", "Asymptote", "By default, mesh and contour lines in three dimensions are always drawn "
+            "thin, unless an explicit line width is given in the pen parameter. The pens thin() and thick() can be used "
+            "to override these defaults.", 0.9, dense_score=0.6),
+        Hit("c2", "asymptote.pdf", "Asymptote", "A pen has a colour, a line type and a line width. The default line "
+            "width is 0.5 bp; this value may be changed with defaultpen(pen).", 0.7, dense_score=0.5),
+    ]
+    answer = ExtractiveAnswerer().answer(question, chunks)
+    assert answer.startswith("The default line width is 0.5 bp"), answer
