@@ -55,7 +55,7 @@ CONDITIONS = [
     ("espeak-200-clean", "espeak", 200, False),
 ]
 SNR_DB = 10.0
-HINTS = "@sound3"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
+HINTS = "@sound4"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
 _TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD = re.compile(r"(?<![\w\\])(\\?[^\W\d_][\w]*(?:[-._][^\W_][\w]*)*)", re.UNICODE)
 
@@ -193,15 +193,18 @@ def parse_setting(spec: str) -> BiasSettings:
     (`Transcriber.decode`, the +6 s window), the unbiased transcript as the earlier pass's words;
     else the whole clip (`transcribe`). MODE hotwords, prompt or both; TOKENS the budget;
     TERMS the library's best terms given to every pass (0: only the terms like words heard, by a
-    second pass); RATIO the match a word heard needs (0-100); nohint: no second pass."""
+    second pass); RATIO the match a word heard needs (0-100; "80/70": 70 for a word no word list
+    has); nohint: no second pass."""
     if spec == "none":
         return BiasSettings(mode="off")
     parts = spec.split(":")
     extra = parts[3] if len(parts) > 3 else ""
     hint = extra != "nohint"
-    ratio = float(extra) if extra.replace(".", "").isdigit() else BiasSettings().hint_min_ratio
+    ratio_text, _, odd_text = extra.partition("/")  # "80/70": 70 for words no word list has
+    ratio = float(ratio_text) if ratio_text.replace(".", "").isdigit() else BiasSettings().hint_min_ratio
+    odd = float(odd_text) if odd_text.replace(".", "").isdigit() else BiasSettings().hint_nonword_ratio
     return BiasSettings(mode=parts[0], max_tokens=int(parts[1]), max_terms=int(parts[2]), second_pass=hint,
-                        hint_terms=6 if hint else 0, hint_min_ratio=ratio)  # fmt: skip
+                        hint_terms=6 if hint else 0, hint_min_ratio=ratio, hint_nonword_ratio=odd)  # fmt: skip
 
 
 class Runner:

@@ -105,10 +105,12 @@ class TermIndex:
                 self.sounds.setdefault(said, t)
         self._sound_list = list(self.sounds)
 
-    def matching_terms(self, text: str, min_ratio: float, limit: int) -> list[str]:
+    def matching_terms(self, text: str, min_ratio: float, limit: int, nonword_ratio: float | None = None) -> list[str]:
         """Terms whose spelling or sound is within `min_ratio` (rapidfuzz ratio, 0-100) of one to
         three consecutive words of `text`, or a one-letter name a word of `text` sounds like ("our":
-        "R"); best match first, then the vocabulary's order; a term already written is left out."""
+        "R"); best match first, then the vocabulary's order; a term already written is left out.
+        Words holding one no English word list has ("Asimptope", "lilycont": Whisper unsure of what it
+        heard) need only `nonword_ratio` (default: `min_ratio`)."""
         if not text or not self._key_list:
             return []
         from rapidfuzz import fuzz, process  # noqa: PLC0415
@@ -121,20 +123,22 @@ class TermIndex:
             if letter in self.letters and letter not in words:
                 found[letter.lower()] = 100.0
         by_sound: dict[str, float] = {}
+        odd = [nonword_ratio is not None and _nonword(w) for w in words]
         for n in (1, 2, 3):
             for i in range(len(words) - n + 1):
                 phrase = words[i : i + n]
+                cutoff = min(min_ratio, nonword_ratio) if nonword_ratio is not None and any(odd[i : i + n]) else min_ratio
                 query = spelled("".join(phrase))
                 if len(query) >= MIN_KEY:
                     for key, score, _ in process.extract(
-                        query, self._key_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                        query, self._key_list, scorer=fuzz.ratio, score_cutoff=cutoff, limit=3
                     ):
                         if key not in written:
                             found[key] = max(found.get(key, 0.0), float(score))
                 said = sound(" ".join(phrase)) if self._sound_list else None
                 if said is not None and len(said) >= MIN_SOUND:
                     for key, score, _ in process.extract(
-                        said, self._sound_list, scorer=fuzz.ratio, score_cutoff=min_ratio, limit=3
+                        said, self._sound_list, scorer=fuzz.ratio, score_cutoff=cutoff, limit=3
                     ):
                         term = self.sounds[key]
                         if spelled(term) not in written:
@@ -209,6 +213,19 @@ class TermIndex:
         return self.keys[near[0]] if len(near) == 1 else None
 
 
+def _nonword(word: str) -> bool:
+    """A word of letters that no English word list has ("Asimptope"; not "LilyPond" written right:
+    that is a term, nor "x11")."""
+    w = word.strip("'.-")
+    if len(w) < MIN_KEY or not w.replace("-", "").isalpha():
+        return False
+    try:
+        from wordfreq import zipf_frequency  # noqa: PLC0415
+    except ImportError:
+        return False
+    return all(zipf_frequency(part.lower(), "en") == 0.0 for part in w.split("-") if part)
+
+
 _NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}")  # "LilyPond", "AMC-TXT", "DEB_BUILD_OPTIONS": a name, not words
 
 
@@ -248,7 +265,8 @@ def choose_bias(
     """The terms of one pass within the token budget, hint-matched ones first; None when off."""
     if settings.mode == "off" or not index.terms:
         return None
-    hinted = index.matching_terms(hint or "", settings.hint_min_ratio, settings.hint_terms) if hint else []
+    hinted = index.matching_terms(hint or "", settings.hint_min_ratio, settings.hint_terms,
+                                  settings.hint_nonword_ratio) if hint else []  # fmt: skip
     chosen: list[str] = []
     used = 0
     seen: set[str] = set()

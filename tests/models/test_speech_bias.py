@@ -116,3 +116,12 @@ def test_a_whole_clip_transcript_writes_the_library_s_terms(base, tmp_path):
     finally:
         base.vocabulary = None
     assert "AMC-TXT" in text, text
+
+
+def test_a_word_no_word_list_has_needs_a_looser_match_to_suggest_a_term():
+    index = TermIndex(["Asymptote", "LilyPond", "Frescobaldi", "pstoedit"])
+    heard = "Who funded the development of Asimptop? Which editor does the lilycont manual use?"
+    assert index.matching_terms(heard, 80, 6) == []  # 71 and 75: under the ratio ordinary words need
+    assert set(index.matching_terms(heard, 80, 6, nonword_ratio=70)) == {"Asymptote", "LilyPond"}
+    # ordinary words keep the strict ratio
+    assert index.matching_terms("the lily was in the post office", 80, 6, nonword_ratio=70) == []
