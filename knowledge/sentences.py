@@ -24,7 +24,8 @@ NAME_LINE = re.compile(r"^[a-z][\w.:@*-]* — \S")  # "slidy.duration — Specif
 # a function's signature: "real arclength(path p);", "block roundrectangle(object body, pair center=(0,0));"
 SIGNATURE = re.compile(r"^(?:[a-z][\w.\[\]]*\s+){1,2}[A-Za-z_]\w*\(.*\)\s*;?$")
 # "extra: This priority is deprecated.": a definition list's term before its description (the PDF reader writes it so)
-TERM_LINE = re.compile(r"^[a-z][\w.()\\-]*(?: [\w.()\\-]+){0,2}: [\"“(]?[A-Z]")
+# one word before the colon, not one that ends a list's introduction ("… as follows: Start with …")
+TERM_LINE = re.compile(r"^(?!(?:follows?|following|below|example|examples|instance|note)\b)[a-z][\w.()\\-]*: [\"“(]?[A-Z]")
 _ENDS = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _STARTS_LOWER = re.compile(r"^[\"'“‘(\[]?[a-zà-ÿ](?![A-Z])")  # "iPhone", "eBay" start a sentence
 _BULLET = re.compile(r"^[-*•]\s")
@@ -38,6 +39,7 @@ _NO_END = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
     "while if is are was were be been its their his her they".split()
 )
+_CARRIES = frozenset("to and or nor than that which whose whom for with from of by into onto".split())
 _CONTINUES = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
     "while if is are was were be been its their his her it they this these those so then".split()
@@ -126,7 +128,9 @@ def whole_sentences(text: str) -> list[str]:
     for piece in pieces:
         kept_before, kept = kept, True
         signature, before = before, piece
-        if SIGNATURE.match(signature) and starts_lower(piece) and _whole(piece, 3) and _opens(piece):
+        alone = not out or out[-1] == signature or not out[-1].endswith(signature)  # not joined to the piece before it
+        if SIGNATURE.match(signature) and alone and not SIGNATURE.match(piece) and starts_lower(piece) \
+                and _whole(piece, 3) and _opens(piece):  # fmt: skip
             # a function's description under its signature: "real arclength(path p);" ¶ "returns the length …"
             if out and out[-1] == signature:
                 out.pop()
@@ -158,12 +162,15 @@ def _leans_on_next(piece: str) -> bool:
 
 
 def _goes_on(before: str, piece: str) -> bool:
-    """`piece` opens with a word that carries a sentence on ("to", "and", "the") after a few words
-    that do not end one ("This parameter can be used" ¶ "to override …"), not after a caption or a
-    running header (nor after a chunk's first piece: a title, "Fundamental rights in India" ¶ "the
-    constitution, which …", before a passage cut mid-sentence)."""
+    """`piece` opens with a word that carries a sentence on ("to", "and", "for") after a few words
+    that do not end one ("This parameter can be used" ¶ "to override …"), not after a caption, a
+    running header or a heading in title case ("Debian Policy Manual"; the caller leaves out a
+    chunk's first piece too: a title, "Fundamental rights in India" ¶ "the constitution, which …",
+    over a passage cut mid-sentence)."""
     first = piece.split()[0].strip("\"'“‘(").lower() if piece.split() else ""
-    return len(before.split()) >= 2 and first in _CONTINUES and not _LABEL.search(before) \
+    long_words = [w for w in before.split() if len(w) >= 4]
+    titled = bool(long_words) and all(w[:1].isupper() for w in long_words)
+    return len(before.split()) >= 2 and first in _CARRIES and not titled and not _LABEL.search(before) \
         and not _VERSION.search(before)
 
 

@@ -123,7 +123,7 @@ class TermIndex:
             if letter in self.letters and letter not in words:
                 found[letter.lower()] = 100.0
         by_sound: dict[str, float] = {}
-        odd = [nonword_ratio is not None and _nonword(w) for w in words]
+        odd = [nonword_ratio is not None and spelled(w) not in self.keys and _nonword(w) for w in words]
         for n in (1, 2, 3):
             for i in range(len(words) - n + 1):
                 phrase = words[i : i + n]
@@ -214,8 +214,8 @@ class TermIndex:
 
 
 def _nonword(word: str) -> bool:
-    """A word of letters that no English word list has ("Asimptope"; not "LilyPond" written right:
-    that is a term, nor "x11")."""
+    """A word of letters that no English word list has ("Asimptope"; not "x11"). The caller leaves
+    out a word that spells a term ("LilyPond" heard right)."""
     w = word.strip("'.-")
     if len(w) < MIN_KEY or not w.replace("-", "").isalpha():
         return False

@@ -41,12 +41,13 @@ _ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem j
 # line width is 0.5 bp", "Defaults to 300.", "… (default: USletter)", not one that only says the word
 _ASKS_DEFAULT = re.compile(r"\bdefault\b|\bstandardmäßig\b|\bvoreingestellt\b|\bstandardwert\b", re.I)
 _STATES_DEFAULT = re.compile(
-    r"\bdefault(?: value)?(?:\s+[\w.-]+){0,4}?\s+(?:is|are|will be|ist|sind)\s+\S|\bdefaults?\s+to\s+\S|"
+    r"(?<!by )\bdefault(?: value)?(?:\s+[\w.-]+){0,4}?\s+(?:is|are|will be|ist|sind)\s+\S|\bdefaults?\s+to\s+\S|"
     r"\(default:\s*\S|\((?:the|this is the) default\)|\b(?:is|are)\s+\S+(?:\s+\S+)?\s+by default\b|"
-    r"\bstandardmäßig\s+(?:ist|sind|wird)\b|\bstandardwert\s+(?:ist|von)\b",
+    r"\bstandardmäßig\s+(?:ist|sind|wird)\b|\b(?:ist|sind)\s+standardmäßig\b|"
+    r"\bstandardwert\b(?:\s+[\w.-]+){0,4}?\s+(?:ist|sind|beträgt)\b|\bvoreingestellt\b",
     re.I,
 )
-_DEFAULT_WORDS = frozenset(content_words("default defaults standardmäßig voreingestellt standardwert"))
+_DEFAULT_WORDS = frozenset(content_words("default defaults value values standardmäßig voreingestellt standardwert wert"))
 _CAPITAL = re.compile(r"^[A-ZÄÖÜÀ-ÝĀ-Ž][\w'’-]+$")
 _DATE = re.compile(
     r"\b(1\d{3}|20\d{2})\b|\b(January|February|March|April|May|June|July|August|September|October|"

@@ -132,7 +132,7 @@ def code_examples(text: str) -> list[str]:
         if default is not None:  # "paper.type — Select the paper type (default: USletter)."
             head = intro.strip()
             stop = head[-1] if head[-1:] in ".?!" else "."
-            out.append(f"{head.rstrip('.?! ')} (default: {default}){stop}")
+            out.append(f"{head.rstrip('.?!: ')} (default: {default}){stop}")
             continue
         short = code if len(code) <= CODE_CHARS else code[:CODE_CHARS].rsplit(" ", 1)[0] + " …"
         out.append(f"{intro.strip().lstrip('•◦▪-* ').rstrip()} {short}")

@@ -319,6 +319,9 @@ def test_a_question_for_a_default_is_answered_by_the_sentence_that_states_it():
     question = "default line width of a pen in asymptote?"
     assert answer_kind(question, "The default line width is 0.5 bp; this value may be changed with defaultpen(pen).")
     assert not answer_kind(question, "By default, mesh lines are drawn thin, unless an explicit line width is given.")
+    assert not answer_kind(question, "By default mesh lines are drawn thin.")
+    assert not answer_kind("What is the default value of tab.width?", "The default value of margin.left is 4.")
+    assert answer_kind("Welche Schriftgröße ist voreingestellt?", "Die Schriftgröße ist standardmäßig 10 pt.")
     assert not answer_kind(question, "double.sided — Is the document printed double sided (default: 0)?")  # another one's
     chunks = [
         Hit("c1", "asymptote.pdf", "Asymptote", "By default, mesh and contour lines in three dimensions are always drawn "

@@ -206,7 +206,7 @@ def test_a_reference_entrys_default_is_said_as_a_value_not_as_cut_markup():
     assert answer.startswith("footnote.font.size — The font size for footnotes (default: $body.font.master * 0.8 pt)"), answer
     pieces = [s.text for s in ExtractiveAnswerer().sentences([hit])]
     assert "paper.type — Select the paper type (default: USletter)." in pieces, pieces
-    # a choice is no single default: quoted as code, as before
+    # a choice is no single default: quoted as code
     assert any(p.startswith("title.margin.left — Adjust the left margin for titles. <xsl:param") for p in pieces), pieces
 
 
@@ -242,3 +242,7 @@ def test_a_short_sentence_broken_by_a_gap_is_joined_but_a_title_keeps_apart_from
     cut = ("Fundamental rights in India\n\nthe constitution, which provided that no person shall be deprived of his "
            "property. The right to property is now a legal right.")
     assert whole_sentences(cut) == ["Fundamental rights in India", "The right to property is now a legal right."]
+    # nor after a heading in the chunk's middle, nor a list's introduction taken for a term
+    assert whole_sentences("Packages must do this.\n\nDebian Policy Manual\n\nthe dependency is satisfied by "
+                           "this package in all cases.") == ["Packages must do this.", "Debian Policy Manual"]
+    assert whole_sentences("calculated as follows: Start with a priority of 40. Then add ten.") == ["Then add ten."]
