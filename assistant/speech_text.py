@@ -18,6 +18,7 @@ _CITATION = re.compile(r"\[\^?\d+(?:\s*[,;–-]\s*\^?\d+)*\]")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MD_LINE_START = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\(\d{1,3}\)\s+)", re.MULTILINE)
 _MD_EMPHASIS = re.compile(r"\*{1,3}|(?<!\w)_{1,3}|_{1,3}(?!\w)|~~|`+")
+_TIMES = re.compile(r"(?<=[\w)]) \* (?=[\w(.$])")  # a lone star between operands, spaced
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _HTML = re.compile(r"<[^>\n]{1,40}>")
 # "<base>", "<title name>": a manual's name for a value, read as its words; an HTML tag is not read
@@ -44,6 +45,7 @@ def clean(text: str) -> str:
     t = _PLACEHOLDER.sub(lambda m: m.group() if m.group(1).split()[0] in _HTML_TAGS else m.group(1).replace("_", " "), t)
     t = _HTML.sub(" ", t)
     t = _MD_LINE_START.sub("", t)
+    t = _TIMES.sub(" times ", t)  # "$body.font.master * 0.8": a product, not emphasis
     t = _MD_EMPHASIS.sub("", t)
     t = t.replace("|", ", ").replace("#", " ")
     t = re.sub(r"\s+", " ", t).strip()

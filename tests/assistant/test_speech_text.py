@@ -131,3 +131,10 @@ def test_the_default_voice_says_a_normalised_sentence_that_hark_hears():
     heard = wer_normalise(shared_transcriber("tiny.en").transcribe((rate, samples)).text)
     assert {"doctor", "smith", "rents", "2023", "example", "london"} <= set(heard), heard
     assert "5%" in heard or {"5", "percent"} <= set(heard), heard
+
+
+def test_a_spaced_star_between_operands_is_read_as_times_and_emphasis_is_not():
+    assert for_speech("The footnote font (default: $body.font.master * 0.8 pt) [1].") == \
+        "The footnote font (default: $body.font.master times 0.8 pt)."
+    assert for_speech("This is **bold** and *em* text.") == "This is bold and em text."
+    assert for_speech("* an item") == "an item"
