@@ -4,6 +4,7 @@ answer ranks sentences and the answerability decision measures coverage with the
 
 from __future__ import annotations
 
+import functools
 import re
 
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -53,9 +54,16 @@ def raw_content_words(text: str) -> list[str]:
 
 
 def content_words(text: str) -> list[str]:
-    return [stem(w) for w in raw_content_words(text)]
+    return list(_content_words(text))
 
 
+@functools.lru_cache(maxsize=2048)
+def _content_words(text: str) -> tuple[str, ...]:
+    """Cached: a turn reads the same chunks' sentences in several stages (answerability, the answer, the prompt)."""
+    return tuple(stem(w) for w in raw_content_words(text))
+
+
+@functools.lru_cache(maxsize=65536)
 def stem(w: str) -> str:
     w = _IRREGULAR.get(w, w)
     for suffix in ("ing", "ed", "es", "s", "en", "er", "e"):
