@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from models.embedder_onnx import SentenceEncoder, TorchEncoder, load_pipeline
+from models.recent_windows import RecentWindows
 from models.runtime.errors import ModelLoadError
 from models.runtime.once import Once
 from models.settings import LAYOUT_SUFFIX, EmbedderSettings, stores_windows
@@ -46,6 +47,8 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     return m / np.maximum(norms, 1e-12)
 
 
+_RECENT_BATCH = 16  # a call with this many windows or fewer reads and keeps recent windows
+
 class Embedder(ABC):
     """Turns text into unit vectors. `identity` names the vector space (one table per identity)."""
 
@@ -57,6 +60,7 @@ class Embedder(ABC):
     def __init__(self, settings: EmbedderSettings) -> None:
         self.settings = settings
         self._once = Once()
+        self._recent = RecentWindows()  # a window encoded again soon (the question, searched then assessed)
 
     @property
     def identity(self) -> str:
@@ -132,12 +136,22 @@ class Embedder(ABC):
             windows.extend([*lead, *w] for w in wins)
             owners.extend([i] * len(wins))
         out = np.zeros((len(windows), self.dim), dtype=np.float32)
+        todo: list[int] = []
+        for j, w in enumerate(windows):
+            seen = self._recent.get(w) if len(windows) <= _RECENT_BATCH else None
+            if seen is not None:
+                out[j] = seen
+            else:
+                todo.append(j)
         bs = self.settings.batch_size
         # sort by length so batches pad little
-        order = sorted(range(len(windows)), key=lambda j: len(windows[j]))
+        order = sorted(todo, key=lambda j: len(windows[j]))
         for start in range(0, len(order), bs):
             idx = order[start : start + bs]
             out[idx] = _normalise(self._encode_windows([windows[j] for j in idx]))
+        if len(windows) <= _RECENT_BATCH:  # a query or a turn's sentences, not an ingest's batch
+            for j in todo:
+                self._recent.put(windows[j], out[j])
         return out, np.asarray(owners, dtype=np.int64)
 
 
