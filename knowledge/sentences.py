@@ -13,6 +13,7 @@ reference page's name line "slidy.duration — Specifies …" are whole after a 
 
 from __future__ import annotations
 
+import functools
 import re
 
 _SENT_SPLIT = re.compile(
@@ -35,6 +36,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 _VERSION = re.compile(r"\b\d+\.\d+\b|^\W*\d+\W*$")  # "gnuplot 5.4", "- 12 -"
 _LABEL = re.compile(r"(?i)(figure|fig\.|table|chapter|page|section|abbildung|tabelle|seite)\s*\d")  # a caption's label
 _MIN_BROKEN = 6
+_TAIL = 64  # characters of a piece's end that tell whether the sentence goes on (its last two words)
 _NO_END = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
     "while if is are was were be been its their his her they".split()
@@ -70,7 +72,14 @@ _ORDINAL_AFTER = re.compile(
 
 
 def split_sentences(text: str) -> list[str]:
-    parts: list[str] = []
+    """The pieces of `text` between sentence ends and blank lines (cached: a turn splits the same
+    chunks for its answerability, its answer and its prompt)."""
+    return list(_split(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _split(text: str) -> tuple[str, ...]:
+    parts: list[tuple[str, str]] = []
     pos = 0
     for m in _SENT_SPLIT.finditer(text):
         piece, pos = text[pos : m.start()], m.end()
@@ -84,13 +93,13 @@ def split_sentences(text: str) -> list[str]:
     else:
         parts.append((tail, ""))
     stripped = (p.strip() for p, _ in parts)
-    return [p for p in stripped if len(p) >= 3]
+    return tuple(p for p in stripped if len(p) >= 3)
 
 
 def _joins(before: str, piece: str) -> bool:
     """The cut before `piece` ends no sentence: after an initial, a title or an abbreviation, after
     "e.g." or "i.e." ("e.g. <n> is the count", "i.e. Python"), inside a German ordinal ("am 7." "Januar")."""
-    head = before.rstrip()
+    head = before.rstrip()[-_TAIL:]  # the tests read its last words: a long piece is not searched whole
     return bool(_ABBREV_END.search(head) or _LATIN_END.search(head) or _ordinal(head, piece) or _letters(head, piece))
 
 

@@ -146,3 +146,11 @@ def test_a_heading_run_into_its_paragraph_opens_the_chunk_it_titles() -> None:
         if "Parking" in text:
             assert text.startswith("Parking\n\nResidents park")  # no overlap before a heading
     assert sum("Ending the tenancy." in t for t in chunks) == 1 and sum("Parking" in t for t in chunks) == 1
+
+
+def test_an_abbreviation_ending_a_long_piece_still_joins_the_next():
+    # only the piece's last characters are searched for an abbreviation: a long one must still join
+    long = "The committee, after a great deal of discussion over many months, wrote to " * 4
+    assert split_sentences(f"{long}Dr. Smith about it. Then it met again.") == [
+        f"{long}Dr. Smith about it.".strip(), "Then it met again."]
+    assert split_sentences("Er kam am 7. Januar 1943 an. Dann ging er.") == ["Er kam am 7. Januar 1943 an.", "Dann ging er."]
