@@ -49,6 +49,7 @@ def _normalise(m: np.ndarray) -> np.ndarray:
 
 _RECENT_BATCH = 16  # a call with this many windows or fewer reads and keeps recent windows
 
+
 class Embedder(ABC):
     """Turns text into unit vectors. `identity` names the vector space (one table per identity)."""
 
@@ -136,9 +137,10 @@ class Embedder(ABC):
             windows.extend([*lead, *w] for w in wins)
             owners.extend([i] * len(wins))
         out = np.zeros((len(windows), self.dim), dtype=np.float32)
+        recent = len(windows) <= _RECENT_BATCH  # a query or a turn's sentences, not an ingest's batch
         todo: list[int] = []
         for j, w in enumerate(windows):
-            seen = self._recent.get(w) if len(windows) <= _RECENT_BATCH else None
+            seen = self._recent.get(w) if recent else None
             if seen is not None:
                 out[j] = seen
             else:
@@ -149,7 +151,7 @@ class Embedder(ABC):
         for start in range(0, len(order), bs):
             idx = order[start : start + bs]
             out[idx] = _normalise(self._encode_windows([windows[j] for j in idx]))
-        if len(windows) <= _RECENT_BATCH:  # a query or a turn's sentences, not an ingest's batch
+        if recent:
             for j in todo:
                 self._recent.put(windows[j], out[j])
         return out, np.asarray(owners, dtype=np.int64)

@@ -36,8 +36,9 @@ class RecentWindows:
     def put(self, window: list[int], vec: np.ndarray) -> None:
         if self.size <= 0:
             return
+        key = tuple(window)
         with self._lock:
-            self._items[tuple(window)] = np.array(vec, copy=True)
-            self._items.move_to_end(tuple(window))
+            self._items[key] = np.array(vec, copy=True)
+            self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)

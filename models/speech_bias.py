@@ -213,17 +213,23 @@ class TermIndex:
         return self.keys[near[0]] if len(near) == 1 else None
 
 
+def _english_zipf(word: str) -> float | None:
+    """How often English text writes `word` (wordfreq's Zipf scale, 0 for a word it never saw);
+    None without wordfreq, and then no rule that asks trusts a word list."""
+    try:
+        from wordfreq import zipf_frequency  # noqa: PLC0415
+    except ImportError:
+        return None
+    return float(zipf_frequency(word.lower(), "en"))
+
+
 def _nonword(word: str) -> bool:
     """A word of letters that no English word list has ("Asimptope"; not "x11"). The caller leaves
     out a word that spells a term ("LilyPond" heard right)."""
     w = word.strip("'.-")
     if len(w) < MIN_KEY or not w.replace("-", "").isalpha():
         return False
-    try:
-        from wordfreq import zipf_frequency  # noqa: PLC0415
-    except ImportError:
-        return False
-    return all(zipf_frequency(part.lower(), "en") == 0.0 for part in w.split("-") if part)
+    return all(_english_zipf(part) == 0.0 for part in w.split("-") if part)
 
 
 _NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}")  # "LilyPond", "AMC-TXT", "DEB_BUILD_OPTIONS": a name, not words
@@ -236,11 +242,8 @@ def _rewritable(first: str, term: str, n: int) -> bool:
         return _NAME.search(term) is not None
     if not term[:1].isalnum() and first.isalpha():
         return False  # "clef" said is a word, not LilyPond's command "\\clef"
-    try:
-        from wordfreq import zipf_frequency  # noqa: PLC0415
-    except ImportError:
-        return False
-    return zipf_frequency(first.lower(), "en") < EVERYDAY_ZIPF
+    zipf = _english_zipf(first)
+    return zipf is not None and zipf < EVERYDAY_ZIPF
 
 
 def writes_new_term(before: str, after: str, terms: Sequence[str]) -> bool:
