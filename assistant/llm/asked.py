@@ -110,4 +110,8 @@ def defines(question: str, sentence: str) -> bool:
         return False
     x = re.escape(" ".join(m.group("x").split()))
     pattern = rf"^\W*(?:an? |the |der |die |das |ein |eine )?[‘'\"“]?{x}s?[’'\"”]?(?:\s*\([^)]*\))?\s*(?:is|are|means?|stands? for|refers? to|ist|sind|bedeutet|:|—|–|-)\s"
-    return re.match(pattern, sentence, re.I) is not None
+    if re.match(pattern, sentence, re.I):
+        return True
+    # the long form names X: "… 'graphical object' (commonly called 'grob's …)", "… Archive Network (CRAN)"
+    named = rf"\b(?:called|known as|termed|short for|abbreviated(?: as| to)?|genannt)\s+[‘'\"“]?{x}(?:s|’s|'s)?\b|\w\s+\(\s*[‘'\"“]?{x}[’'\"”]?\s*\)"
+    return re.search(named, sentence, re.I) is not None

@@ -28,12 +28,12 @@ import logging
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from assistant.events import NOT_KNOWN
 from assistant.llm.asked import ASKS_NUMBER, NUMBER, answer_kind, defines, is_factual, lacks_asked_number
+from assistant.llm.companions import antecedent, definition_first, entry_named, follow_on
 from assistant.llm.sentence_filters import (
     MIN_WORDS,
     POINTER,
@@ -55,13 +55,14 @@ from assistant.llm.sentence_rank import (
     ANSWER_TYPE,
     HAND,
     NO_NUMBER,
+    ScoredSentence,
     SentenceWeights,
     feature_matrix,
     pairs_of,
 )
 from assistant.llm.words import content_words, raw_content_words, stem
-from knowledge.sentences import NAME_LINE, ends_sentence, split_sentences, whole_sentences
-from knowledge.types import SECTION_SEP, Hit, LibraryWords
+from knowledge.sentences import NAME_LINE, split_sentences, whole_sentences
+from knowledge.types import Hit, LibraryWords
 
 log = logging.getLogger(__name__)
 
@@ -70,21 +71,7 @@ EmbedFn = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit rows
 __all__ = ["ExtractiveAnswerer", "ScoredSentence", "answer_kind", "content_words", "is_factual", "lacks_asked_number",
            "raw_content_words", "split_sentences", "stem"]
 
-FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
-
-
-@dataclass
-class ScoredSentence:
-    text: str
-    block: int  # 1-based context block number
-    position: int  # sentence index inside its chunk
-    score: float
-    source: str = ""  # the document it comes from
-    coverage: float = 0.0  # share of the question's content words it holds
-    similarity: float | None = None  # embedding cosine to the question (when embedded)
-    heading: str = ""  # the heading it stands under in its chunk: what the sentence is about
-    section: str = ""  # its chunk's section path ("HTML Parameter Reference › Chunking › root.filename")
 
 
 class ExtractiveAnswerer:
@@ -272,22 +259,24 @@ class ExtractiveAnswerer:
         )
 
     def compose(self, question: str, ranked: Sequence[ScoredSentence]) -> str:
-        """The answer from ranked sentences: the best first, then at most one close one from the same
+        """The answer from ranked sentences: the best first (a close one that defines what a "what is
+        X" question asks about before it), then at most one close one from the same
         document (two for a question that is not factual), within `max_chars`. A best sentence that
         leans on the one before it ("This tag says to …", "It is …") gets that one in front of it:
         what "this" is comes first, and the two are the answer."""
         if not ranked:
             return NOT_KNOWN
+        ranked = definition_first(question, ranked, self.min_relative)
         best = ranked[0]
         limit = min(self.max_sentences, 2 if is_factual(question) else 3)
-        before = _antecedent(best, ranked) if limit >= 2 else None
+        before = antecedent(best, ranked) if limit >= 2 else None
         if before is not None:
             return " ".join(_cite(s.text, s.block) for s in (before, best))
-        entry = _entry_named(best)
+        entry = entry_named(best)
         if entry:  # "When this parameter is non-zero, …" read out needs to say which parameter
             best = dataclasses.replace(best, text=f"{entry}: {best.text}")
         close = [s for s in ranked[1:] if s.source == best.source and s.score >= best.score * self.min_relative]
-        after = _follow_on(best, ranked) if limit >= 2 else None
+        after = follow_on(best, ranked) if limit >= 2 else None
         if after is not None:
             close = [after] + [s for s in close if s is not after]
         picked = [best]
@@ -303,10 +292,6 @@ class ExtractiveAnswerer:
 
     def answer(self, question: str, evidence: Sequence[Hit]) -> str:
         return self.compose(question, self.rank(question, evidence))
-
-
-_ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|hence|otherwise|then|likewise|"
-                      r"similarly|in (this|that|such a) case|the (latter|former))\b", re.I)
 
 
 SCORE_POWER = 2  # a block's prior: its retrieval score relative to the first's, squared
@@ -335,49 +320,6 @@ def _block_weights(blocks: Sequence[Hit]) -> list[float]:
     if scores and all(s > 0 for s in scores):
         return [(s / scores[0]) ** SCORE_POWER for s in scores]
     return [1.0 / b for b in range(1, len(blocks) + 1)]
-
-
-def _follow_on(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:
-    """The short sentence right after `best` in its chunk that states a value ("Defaults to 300.",
-    "The default is none."): it finishes what `best` says, so it comes second whatever its own score."""
-    nxt = next((s for s in ranked if s.block == best.block and s.position == best.position + 1), None)
-    if nxt is None or len(nxt.text.split()) > FOLLOW_ON_WORDS:
-        return None
-    return nxt if value_row(nxt.text) or (ends_sentence(nxt.text) and re.search(r"\bdefaults?\b", nxt.text, re.I)) else None
-
-
-# a reference entry's description speaks of its entry as "this parameter", "the template" …, or
-# of its value: "If zero (the default), text is adjusted …"
-_ENTRY_REF = re.compile(r"\b(this|the) (parameter|template|attribute[- ]set|processing instruction|PI|element|option|"
-                        r"function|macro|variable|setting|property|command)\b|"
-                        r"^(if|when|unless) (it is |its value is |the value is )?(zero|non-?zero|true|false|set|unset|"
-                        r"empty|blank|[01])\b", re.I)  # fmt: skip
-_ENTRY = re.compile(r"^[\w\\][\w.:@*-]*(\(\))?$")
-
-
-def _entry_named(best: ScoredSentence) -> str:
-    """The name of the reference entry `best` describes as "this parameter" or by its value ("If
-    zero, …"): the last part of its section path, when that is a name like "highlight.source",
-    unless the sentence names it."""
-    entry = best.section.rsplit(SECTION_SEP, 1)[-1].strip()
-    if not _ENTRY_REF.search(best.text) or not _ENTRY.match(entry) or not re.search(r"[._\\()-]", entry):
-        return ""
-    return "" if entry in best.text else entry
-
-
-def _antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> ScoredSentence | None:
-    """The sentence right before `best` in its chunk when `best` opens by referring back to it, or the
-    name line (with its synopsis) of the reference page whose description `best` opens."""
-    # a reference page's description ("Sets the path to …") is about the name line above it
-    names = [s for s in ranked if s.block == best.block and s.position < best.position and NAME_LINE.match(s.text)]
-    if names and not NAME_LINE.match(best.text):
-        return max(names, key=lambda s: s.position)
-    if not _ANAPHOR.match(best.text):
-        return None
-    before = next((s for s in ranked if s.block == best.block and s.position == best.position - 1), None)
-    if before is None or len(before.text.split()) > 35 or "•" in before.text or before.text.count(";") > 1:
-        return None  # a list or a run of items before it: not what "this" names
-    return before
 
 
 # a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"

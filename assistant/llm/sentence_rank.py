@@ -44,6 +44,19 @@ WEIGHTS_FILE = Path(__file__).resolve().parent / "sentence_weights.json"
 LENGTH_SCALE = math.log(50.0)
 
 
+@dataclass
+class ScoredSentence:
+    text: str
+    block: int  # 1-based context block number
+    position: int  # sentence index inside its chunk
+    score: float
+    source: str = ""  # the document it comes from
+    coverage: float = 0.0  # share of the question's content words it holds
+    similarity: float | None = None  # embedding cosine to the question (when embedded)
+    heading: str = ""  # the heading it stands under in its chunk: what the sentence is about
+    section: str = ""  # its chunk's section path ("HTML Parameter Reference › Chunking › root.filename")
+
+
 @dataclass(frozen=True)
 class SentenceWeights:
     """One weight per feature (a missing feature weighs 0)."""

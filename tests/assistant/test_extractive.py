@@ -332,3 +332,33 @@ def test_a_question_for_a_default_is_answered_by_the_sentence_that_states_it():
     ]
     answer = ExtractiveAnswerer().answer(question, chunks)
     assert answer.startswith("The default line width is 0.5 bp"), answer
+
+
+def test_a_sentence_about_this_value_comes_after_the_option_it_names():
+    hit = Hit("c1", "amc-note.pdf", "auto-multiple-choice note", "--seuil threshold gives the black ratio threshold "
+              "for deciding whether a box is ticked.\n\n--seuil-up upper_threshold gives the black ratio threshold over "
+              "which a box is considered as not being ticked. You can set this value to 0.6 to allow students to "
+              "cancel a ticked box by filling it completely. The marks are written to the database.", 0.8,
+              section="Description")
+    text = ExtractiveAnswerer().answer("how can students cancel a ticked box by filling it completely?", [hit])
+    assert text.startswith("--seuil-up upper_threshold gives the black ratio threshold"), text
+    assert "You can set this value to 0.6" in text
+    # a reference entry's "this parameter" is named by its section instead (not the sentence before it)
+    entry = Hit("c2", "ref.pdf", "Reference", "The stylesheets have many parameters. To turn on this parameter, "
+                "set it to 1 in your customization layer.", 0.8, section="HTML Parameter Reference › highlight.source")
+    named = ExtractiveAnswerer().answer("How do I turn on highlighting with this parameter?", [entry])
+    assert named.startswith("highlight.source: To turn on this parameter"), named
+
+
+def test_a_what_is_question_gets_the_sentence_that_names_it_first():
+    from assistant.llm.asked import defines
+
+    assert defines("what does 'grob' mean in lilypond?", "The spacing is a property of the VerticalAxisGroup "
+                   "‘graphical object’ (commonly called ‘grob’s within the documentation).")
+    assert defines("What does CRAN stand for?", "Packages live on the Comprehensive R Archive Network (CRAN) mirrors.")
+    assert not defines("What does CRAN stand for?", "Packages from CRAN are checked every day.")
+    hit = Hit("c1", "lily.pdf", "Learning", "For example, all grobs have a colour, a size and a position, and all "
+              "these properties are processed the same way. Stretchability is a property of the VerticalAxisGroup "
+              "‘graphical object’ (commonly called ‘grob’s within the documentation).", 0.8)
+    text = ExtractiveAnswerer().answer("what does 'grob' mean in lilypond?", [hit])
+    assert text.startswith("Stretchability is a property of the VerticalAxisGroup ‘graphical object’"), text
