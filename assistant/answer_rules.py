@@ -40,6 +40,12 @@ def refusal(question: str, vocabulary: Sequence[str] | None, hits: Sequence[Hit]
     return reason, found
 
 
+def warm_up() -> None:
+    """Read the word-frequency lists the rules consult (~0.5 s): at start, not in the first answer."""
+    zipf("hark")
+    unknown_terms("What is a harkening?", ["hark"])  # the English list and its common words
+
+
 def other_document(question: str, pool: Sequence[Hit], best_source: str | None) -> bool:
     """The question names one or more documents of `pool` by a rare word of their title, and
     `best_source` is none of them."""

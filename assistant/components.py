@@ -143,6 +143,7 @@ class Components:
 
         clf = IntentClassifier(self.cfg.intent, self.cfg.base_dir)
         clf.warm_up()
+        clf.predict("Hark is warming up.")  # the tokenizer's configured copy and the first run: not in the first turn
         return clf
 
     def _make_transcriber(self) -> Transcriber:
@@ -179,15 +180,17 @@ class Components:
         return chain
 
     def _make_answerer(self) -> Answerer:
+        from assistant import answer_rules
         from assistant.answer import Answerer
         from assistant.answerability import Answerability
 
+        answer_rules.warm_up()  # the word-frequency lists (~0.5 s): at start, not in the first answer
         emb = self.embedder.get_or_none()  # the extractive answerer ranks sentences with it
         if emb is not None:
             # an answer embeds its sentences as one batch, on the embedder's batch session: made
             # now, not in the first answer (~0.2 s)
             emb.embed_documents(["Hark is warming up.", "The first answer is not the slow one."])
-        return Answerer(
+        answerer = Answerer(
             self.cfg.llm,
             self.cfg.prompts,
             chain=self.chain.get(),
@@ -196,6 +199,8 @@ class Components:
             # coefficients fitted per embedder (cosines differ between embedders); another one calibrated
             answerability=Answerability.for_embedder(emb),
         )
+        answerer.builder.warm_up()
+        return answerer
 
     # ---- helpers used by the turn -----------------------------------------------------------------
     def llm_available(self) -> bool:

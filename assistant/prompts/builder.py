@@ -109,6 +109,10 @@ class PromptBuilder:
             self._strategies = strategies
             self._profiles = profiles
 
+    def warm_up(self) -> None:
+        """Read the prompt files now (~20 ms of YAML), not in the first answer."""
+        self._load()
+
     @property
     def profiles(self) -> dict[str, Profile]:
         self._load()

@@ -279,3 +279,16 @@ def test_an_answers_sentence_batch_runs_on_a_session_made_before_the_first_answe
     a = Assistant(cfg, embedder=emb, store=library.store)
     a.parts.answerer.get()
     assert encoder._batch is not None
+
+
+def test_building_the_answerer_reads_the_word_lists_and_prompts_the_first_answer_needs(tmp_path, library):
+    """The rules of the answerability decision look words up in wordfreq's lists (~0.5 s to read)
+    and the prompt builder reads its YAML files: building the answerer (the warm-up does) reads
+    them, so the user's first question does not wait for them."""
+    from knowledge import vocabulary
+
+    vocabulary._frequencies.cache_clear()
+    a = Assistant(make_config(tmp_path, library), store=library.store)
+    answerer = a.parts.answerer.get()
+    assert vocabulary._frequencies.cache_info().currsize == 1
+    assert answerer.builder._profiles is not None and answerer.builder._strategies is not None
