@@ -29,7 +29,7 @@ A small logistic model over a handful of features of what the turn already has (
 - `library_gap`: the best dense cosine minus the 99th percentile of the question's cosines over the
   whole library (`Retrieval.library_level`): the library's own calibration, since how high cosines
   run differs between libraries and languages (MiniLM puts German text close to everything);
-- `dense_z`, `bm25_z`, `bm25_share`, `rank_agree`, `cover_idf`: scale-free (`_relative`).
+- `dense_z`, `bm25_z`, `bm25_share`, `rank_agree`, `cover_idf`: scale-free (`assistant.pool_features`).
 
 - `specific_unseen`: the share of the question's specific tokens (with a digit: "1937", "Internet2",
   "COVID-19"; or an acronym: "WSE") that none of the top chunks holds as a word;
@@ -66,13 +66,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from assistant.answer_rules import refusal
 from assistant.calibration import Calibrated, Calibration, Points, anchor_points_of
 from assistant.llm.asked import lacks_asked_number
 from assistant.llm.extractive import ScoredSentence
 from assistant.llm.words import content_words, raw_content_words, stem
+from assistant.pool_features import relative_features
 from assistant.word_match import covered, german, in_library
 from knowledge.types import Hit
 from models.settings import LAYOUT_SUFFIX, stores_windows
@@ -191,7 +190,7 @@ def features(
     cover_pairs = max((len(q_pairs & b) / len(q_pairs) for b in pairs), default=0.0) if q_pairs else cover_chunk
     by_dense = [h.chunk_id for h in sorted(pool, key=lambda h: -(h.dense_score or -1e9))[:5]]
     by_bm25 = [pool[i].chunk_id for i in sorted(range(len(pool)), key=lambda i: -bm25[i])[:5] if bm25[i] > 0]
-    rel = _relative(pool, dense, bm25, q, seqs)
+    rel = relative_features(pool, dense, bm25, q, seqs)
     return {
         **rel,
         "library_gap": float(dense_top - library_level) if library_level is not None and dense else math.nan,
@@ -235,39 +234,6 @@ def specific_unseen(question: str, texts: Sequence[str]) -> float:
         return 0.0
     seen = {_normal(t) for text in texts for t in _TOKEN.findall(text)}
     return sum(t not in seen for t in wanted) / len(wanted)
-
-
-def _relative(
-    pool: Sequence[Hit], dense: list[float], bm25: list[float], q: set[str], seqs: list[list[str]]
-) -> dict[str, float]:
-    """Scale-free features: how the best hit stands out from the rest of its own pool, not how high
-    its score is (cosines and BM25 scores differ from one library, language and embedder to another).
-
-    - `dense_z`, `bm25_z`: the best score's distance above the mean of the next nine, in their spread;
-    - `bm25_share`: the best full-text score's share of the top ten's sum;
-    - `rank_agree`: 1 / (rank in the dense order of the full-text top hit), 0 without full-text;
-    - `cover_idf`: the share of the question's content words the best of the top chunks holds, each
-      word weighted by its rarity in the pool (a word in every candidate tells nothing)."""
-    rest = dense[1:10]
-    dz = (dense[0] - float(np.mean(rest))) / (float(np.std(rest)) + 0.01) if dense and rest else 0.0
-    logs = sorted((math.log1p(max(b, 0.0)) for b in bm25), reverse=True)
-    brest = logs[1:10]
-    bz = (logs[0] - float(np.mean(brest))) / (float(np.std(brest)) + 0.01) if logs and brest and logs[0] > 0 else 0.0
-    top10 = sum(logs[:10])
-    share = logs[0] / top10 if top10 > 0 else 0.0
-    rank_agree = 0.0
-    if bm25 and max(bm25) > 0:
-        top_bm25 = pool[max(range(len(pool)), key=lambda i: bm25[i])].chunk_id
-        order = [h.chunk_id for h in sorted(pool, key=lambda h: -(h.dense_score if h.dense_score is not None else -1e9))]
-        rank_agree = 1.0 / (1 + order.index(top_bm25))
-    cover_idf = 0.0
-    if q and pool:
-        texts = [h.chunk_text.lower() for h in pool]  # a stem as a substring: cheap, close enough to count
-        weight = {w: math.log(1.0 + len(texts) / (1 + sum(w in t for t in texts))) for w in q}
-        total = sum(weight.values())
-        cover_idf = max((sum(weight[w] for w in q & set(seq)) / total for seq in seqs), default=0.0) if total else 0.0
-    return {"dense_z": float(dz), "bm25_z": float(bz), "bm25_share": float(share), "rank_agree": float(rank_agree),
-            "cover_idf": float(cover_idf)}
 
 
 @dataclass(frozen=True)
