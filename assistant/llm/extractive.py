@@ -284,6 +284,14 @@ class ExtractiveAnswerer:
         for s in close:
             if len(picked) >= limit:
                 break
+            # a code example holds the sentence that introduces it: one of the two is said, the
+            # longer when it fits ("This example draws …: size(100,0); draw(…)")
+            same = next((i for i, p in enumerate(picked) if repeats(fold(p.text), fold(s.text))), None)
+            if same is not None:
+                if len(s.text) > len(picked[same].text) and length - len(picked[same].text) + len(s.text) <= self.max_chars:
+                    length += len(s.text) - len(picked[same].text)
+                    picked[same] = s
+                continue
             if length + len(s.text) > self.max_chars:
                 continue
             picked.append(s)

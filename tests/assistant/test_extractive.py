@@ -362,3 +362,14 @@ def test_a_what_is_question_gets_the_sentence_that_names_it_first():
               "‘graphical object’ (commonly called ‘grob’s within the documentation).", 0.8)
     text = ExtractiveAnswerer().answer("what does 'grob' mean in lilypond?", [hit])
     assert text.startswith("Stretchability is a property of the VerticalAxisGroup ‘graphical object’"), text
+
+
+def test_a_code_example_and_the_sentence_introducing_it_are_said_once():
+    hit = Hit("c1", "asy.pdf", "Asymptote", "3.5 Paths\n\nThis example draws a path that approximates a quarter "
+              "circle, terminated with an arrowhead:\n\nsize(100,0); draw((1,0){up}..{left}(0,1),Arrow);\n\nHere the "
+              "directions up and left in braces specify the outgoing and incoming directions at the points.\n\n"
+              "Specifying a final cycle creates a cyclic path that connects smoothly back to the initial node of "
+              "the circle.", 0.8)
+    text = ExtractiveAnswerer().answer("how do I draw a circle in asymptote", [hit])
+    assert text.count("This example draws a path") == 1, text
+    assert "draw((1,0){up}" in text, text  # the longer of the two: the example with its code
