@@ -5,7 +5,8 @@ second where pdfminer takes tens of seconds, and its text page gives what struct
 character's font size, font name and baseline. From those, per page:
 
 - lines → paragraphs: a new block where the gap to the previous line is larger than the leading, the
-  font size changes, prose turns into code (a monospace font) or a line starts a list item;
+  font size changes, prose turns into code (a monospace font) or a line starts a list item; a link
+  set in a code font inside a sentence, or broken at a line end, stays one word of that sentence;
 - headings: a line that matches the PDF's outline (bookmarks) on that page, else a short line set
   clearly larger than the body text; each block carries its section path ("3 Usage notes › 3.1
   Numerical limitations"), so a heading is structure, never words glued into a sentence;
@@ -36,6 +37,11 @@ from knowledge.sentences import LIST_MARK
 from knowledge.types import SECTION_SEP
 
 _LIST = re.compile(LIST_MARK.pattern + r"\S")
+# a URL the layout broke at a line end ("… see: https://tiswww.case." ¶ "edu/php/chet/readline.html"),
+# its rest often in another font: one word again, not a new paragraph (nor the term of the next one)
+_URL_HEAD = re.compile(r"https?://(?:\S*[./_~-])?$")
+_URL_REST = re.compile(r"[a-z0-9][\w~%#?=&+.-]*/")
+_URL_LINE = re.compile(r"^(?:https?://|www\.)\S+$")  # a line that is one link: "… available at" ¶ "https://brew.sh/"
 _NUMBERED = re.compile(r"^\s*(?:(?:chapter|kapitel|appendix|anhang|part|teil)\s+)?(?:[A-Z]|\d{1,2})(?:\.\d{1,2})*\.?\s+", re.I)
 _LEADERS = re.compile(r"(?:\.\s?){3,}\s*[\dIVXLCivxlc]{1,4}\s*$")
 _TRAILING_REF = re.compile(r"[^\d\s][\s,]+\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\s*$")
@@ -266,13 +272,17 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
             heading(ln.heading_level, ln.text, ln.page)
             continue
         prev = cur[-1] if cur else None
+        if prev is not None and _URL_HEAD.search(prev.text) and _URL_REST.match(ln.text):
+            prev.text += ln.text
+            prev.y = ln.y  # where the paragraph's last line now is
+            continue
         starts_item = bool(_LIST.match(ln.text)) and not ln.mono
         new = (
             prev is None
             or starts_item
             or prev.page != ln.page and (prev.mono != ln.mono or prev.text.endswith((".", ":", "!", "?")))
             or prev.page == ln.page and (prev.y - ln.y > 1.45 * max(ln.size, prev.size) or prev.y < ln.y)
-            or prev.mono != ln.mono
+            or prev.mono != ln.mono and not _link_in_sentence(prev, ln)
             or abs(prev.size - ln.size) > 0.15 * max(prev.size, ln.size)
         )
         if new:
@@ -301,13 +311,21 @@ def _reference_pages(cur: list[Line], pieces: list[refentry.Piece], heading, tex
             text(pdf_text.clean(piece.text), page)
 
 
+def _link_in_sentence(prev: Line, ln: Line) -> bool:
+    """A link set on a line of its own in code type inside a sentence: "… available at" ¶
+    "https://www.macports.org/" ¶ "or at" …: the font changes, the paragraph does not."""
+    if ln.mono and _URL_LINE.match(ln.text):
+        return not prev.text.endswith((".", ":", "!", "?"))
+    return prev.mono and bool(_URL_LINE.match(prev.text)) and ln.text[:1].islower()
+
+
 def _is_term(cur: list[Line], ln: Line) -> bool:
     """One short line in code type (`nocheck`, `--smtp-port`) right above a paragraph of prose that
     begins with a capital: the term that paragraph defines."""
     if len(cur) != 1 or not cur[0].mono or ln.mono or cur[0].page != ln.page:
         return False
     t = cur[0].text
-    return len(t.split()) <= 3 and not re.search(r"[{}()\[\]=<>;,.:!?]$|[{}=<>]", t) and ln.text[:1].isupper()
+    return not _URL_LINE.match(t) and len(t.split()) <= 3 and not re.search(r"[{}()\[\]=<>;,.:!?]$|[{}=<>]", t) and ln.text[:1].isupper()
 
 
 def read_pdf(path: Path) -> PdfText:

@@ -86,3 +86,30 @@ def test_a_line_opening_with_inline_code_stays_in_its_sentence():
     # one sentence: the line that opens with code and the prose line after it
     assert block.text == ("asn1Parser reads a single file with ASN.1 definitions and generates a file with an "
                           "array to use with libtasn1 functions."), block.text[:200]
+
+
+def test_a_link_the_layout_broke_or_set_apart_in_a_code_font_stays_in_its_sentence(tmp_path):
+    """Texinfo manuals set links in a code font on lines of their own, and break long ones at a
+    line end: the link is one word of its sentence, not the start of the next paragraph ("edu/php/…:
+    The file asymptote.py …") nor a term that paragraph defines ("https://brew.sh/: Note that …")."""
+    lines = [
+        "Interactive mode is implemented with the GNU readline library. To customize the key",
+        "bindings, see: https://tiswww.case.",
+        "edu/php/chet/readline/readline.html",
+        "",  # the space between paragraphs
+        "The file asymptote.py provides an alternative way of entering commands interactively.",
+        "",
+        "MacOS X users can install the binary available at",
+        "https://www.macports.org/",
+        "or at",
+        "https://brew.sh/",
+        "Note that many MacOS X systems lack the GNU readline library.",
+    ]
+    code = frozenset({"edu/php/chet/readline/readline.html", "https://www.macports.org/", "https://brew.sh/"})
+    doc = read_pdf(write_text_pdf(tmp_path / "links.pdf", [lines], code=code))
+    texts = [b.text for b in doc.blocks]
+    assert not any(t.startswith(("edu/php", "https://brew.sh/:")) for t in texts), texts
+    assert any(t.endswith("see: https://tiswww.case.edu/php/chet/readline/readline.html") for t in texts), texts
+    assert any(t.startswith("The file asymptote.py provides") for t in texts), texts
+    assert any(t.endswith("available at https://www.macports.org/ or at https://brew.sh/") for t in texts), texts
+    assert any(t.startswith("Note that many MacOS X systems") for t in texts), texts
