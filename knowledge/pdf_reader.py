@@ -381,32 +381,5 @@ def _without_furniture(lines: list[Line]) -> list[Line]:
     for i, ln in enumerate(lines):
         by_page.setdefault(ln.page, []).append(i)
     edge = sorted({i for idx in by_page.values() for i in idx[:_EDGE_LINES] + idx[-_EDGE_LINES:]})
-    items = [(lines[i].text, lines[i].page) for i in edge]
-    drop = pdf_text.furniture(items)
-    # a chapter's running header: the same words with the page number on at least 3 pages
-    keyed: dict[str, set[int]] = {}
-    for text, page in items:
-        if re.search(r"\d", text) and len(text) <= 100:
-            keyed.setdefault(re.sub(r"\d+", "#", text.casefold()), set()).add(page)
-    drop |= {k for k, (text, _) in enumerate(items) if len(keyed.get(re.sub(r"\d+", "#", text.casefold()), ())) >= 3}
-    drop |= _numbered_edges(items)
-    gone = {edge[k] for k in drop}
+    gone = {edge[k] for k in pdf_text.edge_furniture([(lines[i].text, lines[i].page) for i in edge])}
     return [ln for i, ln in enumerate(lines) if i not in gone]
-
-
-_EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\s+\S|\S\s+(\d{1,4})\s*$")
-
-
-def _numbered_edges(items: list[tuple[str, int]]) -> set[int]:
-    """A header or footer that names its section and the printed page number ("3.3. The maintainer
-    of a package 15", "16 Chapter 3. Binary packages"): short edge lines whose number stands at the
-    same distance from the PDF's page index on many pages (the front matter's offset)."""
-    found: list[tuple[int, int]] = []  # (item, offset)
-    for k, (text, page) in enumerate(items):
-        m = _EDGE_NUMBER.search(text)
-        if m and len(text.split()) <= 12 and not text.rstrip().endswith((".", "?", "!")):
-            found.append((k, page - int(m.group(1) or m.group(2))))
-    pages = {p for _, p in items}
-    counts = Counter(off for _, off in found)
-    common = {off for off, n in counts.items() if n >= max(3, 0.1 * len(pages))}
-    return {k for k, off in found if off in common}

@@ -16,6 +16,7 @@ no text: between two pages it splits a sentence, and an answer would quote it (`
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 VERSION = 11  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
@@ -98,3 +99,33 @@ def furniture(items: Sequence[tuple[str, int | None]]) -> set[int]:
         if _PAGE_NUMBER.match(s) or re.sub(r"\d+", "#", s.lower()) in running:
             out.add(i)
     return out
+
+
+def edge_furniture(items: Sequence[tuple[str, int]]) -> set[int]:
+    """Which of the (text, page) lines at the pages' edges are furniture: `furniture`, a chapter's
+    running header (the same words with the page number on at least 3 pages) and `_numbered_edges`."""
+    drop = furniture(items)
+    keyed: dict[str, set[int]] = {}
+    for text, page in items:
+        if re.search(r"\d", text) and len(text) <= 100:
+            keyed.setdefault(re.sub(r"\d+", "#", text.casefold()), set()).add(page)
+    drop |= {k for k, (text, _) in enumerate(items) if len(keyed.get(re.sub(r"\d+", "#", text.casefold()), ())) >= 3}
+    return drop | _numbered_edges(items)
+
+
+_EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\s+\S|\S\s+(\d{1,4})\s*$")
+
+
+def _numbered_edges(items: Sequence[tuple[str, int]]) -> set[int]:
+    """A header or footer that names its section and the printed page number ("3.3. The maintainer
+    of a package 15", "16 Chapter 3. Binary packages"): short edge lines whose number stands at the
+    same distance from the PDF's page index on many pages (the front matter's offset)."""
+    found: list[tuple[int, int]] = []  # (item, offset)
+    for k, (text, page) in enumerate(items):
+        m = _EDGE_NUMBER.search(text)
+        if m and len(text.split()) <= 12 and not text.rstrip().endswith((".", "?", "!")):
+            found.append((k, page - int(m.group(1) or m.group(2))))
+    pages = {p for _, p in items}
+    counts = Counter(off for _, off in found)
+    common = {off for off, n in counts.items() if n >= max(3, 0.1 * len(pages))}
+    return {k for k, off in found if off in common}
