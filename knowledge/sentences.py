@@ -36,6 +36,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 _VERSION = re.compile(r"\b\d+\.\d+\b|^\W*\d+\W*$")  # "gnuplot 5.4", "- 12 -"
 _LABEL = re.compile(r"(?i)(figure|fig\.|table|chapter|page|section|abbildung|tabelle|seite)\s*\d")  # a caption's label
 _MIN_BROKEN = 6
+_LABEL_WORDS = 4  # "The routine", "The function": a label before a signature, joined to it
 _TAIL = 64  # characters of a piece's end that tell whether the sentence goes on (its last two words)
 _NO_END = frozenset(
     "a an the and or but nor of to in on at by for with from as that than which whose who whom where when "
@@ -137,13 +138,17 @@ def whole_sentences(text: str) -> list[str]:
     for piece in pieces:
         kept_before, kept = kept, True
         signature, before = before, piece
-        alone = not out or out[-1] == signature or not out[-1].endswith(signature)  # not joined to the piece before it
+        # not joined to the piece before it, unless that is a short label: "The routine" ¶ "void filloutside(…);"
+        lead = out[-1][: -len(signature)].strip() if out and signature and out[-1].endswith(signature) else ""
+        alone = not out or not out[-1].endswith(signature) or (len(lead.split()) <= _LABEL_WORDS and not ends_sentence(lead))
         if SIGNATURE.match(signature) and alone and not SIGNATURE.match(piece) and starts_lower(piece) \
                 and _whole(piece, 3) and _opens(piece):  # fmt: skip
             # a function's description under its signature: "real arclength(path p);" ¶ "returns the length …"
-            if out and out[-1] == signature:
-                out.pop()
-            out.append(f"{signature.rstrip(';').rstrip()} {piece}")
+            joined = f"{signature.rstrip(';').rstrip()} {piece}"
+            if out and out[-1].endswith(signature):
+                out[-1] = f"{lead} {joined}".lstrip()
+            else:
+                out.append(joined)
         elif not starts_lower(piece) or ((_ASSIGNS.match(piece) or NAME_LINE.match(piece) or TERM_LINE.match(piece))
                                        and _whole(piece)):
             out.append(piece)  # "rankdir=LR|RL|BT requests a left-to-right … drawing." defines an attribute

@@ -228,6 +228,12 @@ def test_a_functions_description_under_its_signature_is_read_with_it():
              "pen fillpen=invisible, real ds=5);\n\nA block is drawn around its body.")
     answer = ExtractiveAnswerer().answer("what's the function for a block with rounded corners?", [_hit(label, "asymptote.pdf")])
     assert answer.startswith("rectangular block with rounded corners: block roundrectangle("), answer
+    # "The routine" ¶ signature ¶ description: one sentence (the description started in lower case alone)
+    routine = ("Filling a path is easy. The routine\n\nvoid filloutside(picture pic=currentpicture, path g, pen "
+               "p=currentpen);\n\nfills the region exterior to the path g, out to the current boundary of picture pic.")
+    assert whole_sentences(routine)[-1] == ("The routine void filloutside(picture pic=currentpicture, path g, pen "
+                                            "p=currentpen) fills the region exterior to the path g, out to the current "
+                                            "boundary of picture pic.")
 
 
 def test_a_short_sentence_broken_by_a_gap_is_joined_but_a_title_keeps_apart_from_a_cut_passage():
