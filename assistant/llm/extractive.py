@@ -145,9 +145,10 @@ class ExtractiveAnswerer:
                 if key and not any(repeats(key, k) for k in examples):
                     examples.append(key)
                     # a reference page's name line with its synopsis ("paper.type — Select the paper
-                    # type. <xsl:param …>USletter</xsl:param>") stands in for the name line alone
-                    named = next((s for s in out if s.block == block and NAME_LINE.match(s.text)
-                                  and example.startswith(s.text.rstrip(".?! "))), None)  # fmt: skip
+                    # type. <xsl:param …>USletter</xsl:param>") stands in for the name line alone, and
+                    # the code a sentence introduces for it ("So the command … is:" alone says nothing)
+                    named = next((s for s in out if s.block == block and (NAME_LINE.match(s.text) or s.text.endswith(":"))
+                                  and example.startswith(s.text.rstrip(".?!: "))), None)  # fmt: skip
                     if named is not None:
                         named.text = example
                         continue

@@ -22,7 +22,8 @@ _MARKUP = re.compile(r"[<>{}=;%|\\]")
 # a pointer elsewhere ("See set xtics (p. 199).", "For details, see below."), never an answer
 POINTER = re.compile(r"^\W*(see|refer to|siehe)\b|,\s*see\b|\bsee (below|above|later)\b", re.I)
 _PERCENT = re.compile(r"^\(?[\d.,]+%[),.;:]*$")
-_PLAIN = re.compile(r"^[\"'“‘(]?[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
+# a word: a letter then letters, digits, apostrophes; not a note of music ("b8", "d16", "c''4")
+_PLAIN = re.compile(r"^[\"'“‘(]?(?![^\W\d_]['’]*\d)[^\W\d_][\w'’-]*[\"'”’),.:;!?]*$")
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 PROSE_WORDS = 10  # words before a reference line's first link or section name: more are prose

@@ -252,3 +252,15 @@ def test_a_short_sentence_broken_by_a_gap_is_joined_but_a_title_keeps_apart_from
     assert whole_sentences("Packages must do this.\n\nDebian Policy Manual\n\nthe dependency is satisfied by "
                            "this package in all cases.") == ["Packages must do this.", "Debian Policy Manual"]
     assert whole_sentences("calculated as follows: Start with a priority of 40. Then add ten.") == ["Then add ten."]
+
+
+def test_a_sentence_introducing_code_is_quoted_with_its_code():
+    # LilyPond's manual: "So the command … is:" alone says nothing; a line of music is code, not words
+    text = ("This is produced by the Time_signature_engraver which lives in the Staff context. So the command to "
+            "make the time signature transparent is:\n\n\\relative { \\time 12/16 \\override "
+            "Staff.TimeSignature.transparent = ##t c''4 b8 c d16 c d8 | g,8 a16 b8 c d4 e16 | e8 }\n\nAgain, setting "
+            "the transparent property is a rather frequent operation.")
+    pieces = [s.text for s in ExtractiveAnswerer().sentences([_hit(text, "lilypond.pdf")])]
+    assert not any(p.endswith("transparent is:") for p in pieces), pieces
+    assert any(p.startswith("So the command to make the time signature transparent is: \\relative { \\time 12/16 "
+                            "\\override Staff.TimeSignature.transparent = ##t") for p in pieces), pieces
