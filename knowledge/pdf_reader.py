@@ -251,7 +251,7 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
             if hold and not cur[0].mono and refentry.open_entry(joined):
                 return  # a reference page's head broken by a gap: the next paragraph joins it
             pieces = refentry.split(joined) if not cur[0].mono and refentry.marked(joined) else []
-            if any(p.role != "text" for p in pieces):
+            if len(pieces) > 1 or any(p.role != "text" for p in pieces):
                 _reference_pages(cur, pieces, heading, lambda text, page: blocks.append(Block(text, "text", page, section())))
                 cur, term = [], ""
                 return

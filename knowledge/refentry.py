@@ -60,9 +60,18 @@ class Piece:
     level: int = 0  # a heading's: 1 a part, 2 a section, 3 a reference page
 
 
+# a processing instruction's page ends with sections whose headings the layout glued into the prose:
+# "… Parameters dir="path"Specifies the pathname … Related Global Parameters base.dir Related
+# Information in DocBook XSL: The Complete Guide (http://…) dbhtml dir processing instruction (http://…)"
+_PI_SECTION = re.compile(r"\s(?=Parameters\s+[\w.:-]+=\"|Related Global Parameters\s|Related Information in DocBook XSL\b)")
+_ATTRIBUTE = re.compile(r'^Parameters\s+')
+_ATTRIBUTE_GLUED = re.compile(r'(="[^"]*")\s*(?=[A-Z])')  # 'dir="path"Specifies …' → 'dir="path": Specifies …'
+
+
 def marked(text: str) -> bool:
     """Whether `text` holds a reference page's glued headings (cheap test before `split`)."""
-    return "Table of Contents" in text or ("Name" in text and "Description" in text and _ENTRY.search(text) is not None)
+    return "Table of Contents" in text or ("Name" in text and "Description" in text and _ENTRY.search(text) is not None) \
+        or (("Related " in text or "Parameters " in text) and _PI_SECTION.search(text) is not None)
 
 
 _OPEN_MAX = 3000  # characters after an entry's name: a longer "head" is not one, stop holding
@@ -152,7 +161,18 @@ def _before_index_terms(text: str, a: int, b: int, name: str) -> int:
 
 def _prose(text: str, a: int, b: int, out: list[Piece], finished: bool = False) -> None:
     """The prose between two marks; `finished`: a mark follows, so its last sentence ends here (a
-    description's closing list item, "•TIFF (extension: .tif)", gets its stop)."""
+    description's closing list item, "•TIFF (extension: .tif)", gets its stop). A processing
+    instruction's "Parameters" become a section of their own, and its lists of related parameters and
+    links ("Related Global Parameters", "Related Information in DocBook XSL") pieces of their own: no
+    sentence of the description runs into them (their words still find the page)."""
     chunk = _ADMONITION.sub(r"\1: ", text[a:b].strip())
-    if chunk:
-        out.append(Piece("text", _sentence(chunk) if finished else chunk, a + len(text[a:b]) - len(text[a:b].lstrip())))
+    start = a + len(text[a:b]) - len(text[a:b].lstrip())
+    parts = _PI_SECTION.split(chunk) if "Related " in chunk or "Parameters " in chunk else [chunk]
+    for i, part in enumerate(parts):
+        part = part.strip()
+        whole = finished or i < len(parts) - 1  # a section follows: its last sentence ends here
+        if i and _ATTRIBUTE.match(part):
+            out.append(Piece("heading", "Parameters", start, 4))
+            part = _ATTRIBUTE_GLUED.sub(r"\1: ", _ATTRIBUTE.sub("", part))
+        if part:  # "Related Information …: The Complete Guide (…) Chunking (…)": a piece of its own
+            out.append(Piece("text", _sentence(part) if whole else part, start))

@@ -96,3 +96,25 @@ def test_a_contents_list_run_together_is_no_text(tmp_path):
     assert not any("autotoc.label.separatorautotoc" in t for t in texts), texts
     assert "The annotate.toc parameter says whether the TOC is annotated." in " ".join(texts)
     assert not refentry.contents_run("See https://example.org/" + "a" * 90 + " for the list.")  # a URL is no list
+
+
+def test_a_processing_instructions_parameters_and_related_links_are_pieces_of_their_own(tmp_path):
+    """A PI's page ends with "Parameters", "Related Global Parameters" and "Related Information"
+    glued into its description; an answer quoted them as one sentence with the description."""
+    lines = [
+        "Namedbhtml_dir — Specifies a directory name in which to write files Synopsis <?dbhtml",
+        'dir="path"?> Description When chunking output, use the <?dbhtml dir?> PI as a child of a chunk',
+        'source element to create a subdirectory for the chunk. Parameters dir="path"Specifies the pathname',
+        "for the directory Related Global Parameters base.dir Related Information in DocBook XSL: The",
+        "Complete Guide (http://www.sagehill.net/docbookxsl/) dbhtml dir processing instruction",
+        "(http://www.sagehill.net/docbookxsl/Chunking.html#dbhtmlDirPI)",
+    ]
+    doc = read_pdf(write_text_pdf(tmp_path / "pi.pdf", [lines]))
+    texts = [b.text for b in doc.blocks if b.kind == "text"]
+    description = next(t for t in texts if t.startswith("When chunking output"))
+    assert description.endswith("create a subdirectory for the chunk."), description
+    assert 'dir="path": Specifies the pathname for the directory.' in texts, texts
+    params = next(b for b in doc.blocks if b.text.startswith('dir="path"'))
+    assert params.section.split(SECTION_SEP)[-1] == "Parameters", params.section
+    assert any(t.startswith("Related Global Parameters base.dir") for t in texts), texts
+    assert any(t.startswith("Related Information in DocBook XSL") for t in texts), texts  # its words still find the page
