@@ -28,6 +28,9 @@ MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (un
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 PROSE_WORDS = 10  # words before a reference line's first link or section name: more are prose
 _REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
+# one reference: 'Section “Transpose” in Notation Reference,'
+_SECTION_REF = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘][^”\"’]*[”\"’](?:\s+(?:in|im)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?,?")
+_VERB = re.compile(r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b")
 
 
 def is_heading(piece: str) -> bool:
@@ -101,8 +104,11 @@ def references(sentence: str) -> bool:
     words, none a verb ("This function began as a copy of … in the Padding Content (http://…)" says
     something)."""
     before = _REFERENCE.split(sentence)[0]
+    if _SECTION_REF.search(sentence) and len(_SECTION_REF.findall(sentence)) >= 2:  # a long list of them
+        before = _SECTION_REF.sub(" ", sentence)
+        return len(before.split()) < PROSE_WORDS and not _VERB.search(before)
     return bool(_REFERENCE.search(sentence)) and len(sentence.split()) <= 24 and len(before.split()) < PROSE_WORDS \
-        and not re.search(r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b", before)
+        and not _VERB.search(before)
 
 
 LABEL_WORDS = 8  # a chunk's first piece this short, ending in ":", labels the code after it

@@ -243,6 +243,12 @@ def test_a_sentence_with_links_that_says_something_is_no_reference_line():
             "(http://www.dpawson.co.uk/padding.html) section of the XSLT FAQ (http://www.dpawson.co.uk/index.html).")
     assert not references(said)
     assert references("Notation Reference: Section “Beams” in Notation Reference.")
+    # however long the list (LilyPond's "See also"), and not a sentence that names two sections
+    assert references("Notation Reference: Section “Transpose” in Notation Reference, Section “Writing parts” in "
+                      "Notation Reference, Section “Full measure rests” in Notation Reference, Section “Including "
+                      "LilyPond files” in Notation Reference.")
+    assert not references("See Section “Beams” in Notation Reference and Section “Slurs” in Notation Reference for "
+                          "how beams are drawn when the music is long and must be split across lines.")
     assert references("Guide (http://a.org/guide.html), list numbers (http://a.org/lists.html).")
 
 
