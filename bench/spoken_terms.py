@@ -55,7 +55,7 @@ CONDITIONS = [
     ("espeak-200-clean", "espeak", 200, False),
 ]
 SNR_DB = 10.0
-HINTS = "@sound5"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
+HINTS = "@sound7"  # the way words heard are matched to terms (models/speech_bias.py): part of the cache key
 _TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD = re.compile(r"(?<![\w\\])(\\?[^\W\d_][\w]*(?:[-._][^\W_][\w]*)*)", re.UNICODE)
 

@@ -22,7 +22,7 @@ from models import audio as audio_io
 from models.runtime.errors import HarkError, ModelLoadError
 from models.settings import SpeechSettings
 from models.short_window import decode_short
-from models.speech_bias import Bias, TermIndex, choose_bias, writes_new_term
+from models.speech_bias import Bias, TermIndex, choose_bias, keeps_the_rest, writes_new_term
 from models.weights import whisper_model
 
 if TYPE_CHECKING:
@@ -323,6 +323,9 @@ class Transcriber:
         segs, info = self._pass(self._load(), samples, again)
         heard = " ".join(seg.text.strip() for seg in segs).strip()
         if not _has_words(heard) or not writes_new_term(text, heard, again.hinted):
+            return None
+        if not keeps_the_rest(text, heard, again.hinted):
+            log.debug("second pass with %s dropped the rest: %r → %r; the first stands", again.hinted, text, heard)
             return None
         log.debug("second pass with %s: %r → %r", again.hinted, text, heard)
         return segs, info, heard

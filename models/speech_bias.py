@@ -12,6 +12,7 @@ which the bench checks on speech about other things (`bench/spoken_terms.py`).
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -251,6 +252,27 @@ def writes_new_term(before: str, after: str, terms: Sequence[str]) -> bool:
     does not: only then is a second pass worth more than the first."""
     old, new = _tokens(before), _tokens(after)
     return any(_contains(new, t) and not _contains(old, t) for t in map(_tokens, terms))
+
+
+TERM_WORDS = 3  # words heard that one term may stand for ("PS to edit" → "pstoedit")
+_CAMEL_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def keeps_the_rest(before: str, after: str, terms: Sequence[str]) -> bool:
+    """Whether `after` still says what `before` said besides the terms it writes anew: aligned word
+    by word, at most one of `before`'s words is dropped or becomes words that are no new term. A
+    pass given a term can write the term alone ("What does dpkg Shlip Bet stew?" → "dpkg-shlibdeps",
+    "What port goes into MSNTPRC …" → "msmtprc …"): then the first pass stands."""
+    old, new = _tokens(before), _tokens(after)
+    fresh = [(t, max(TERM_WORDS, len(_CAMEL_PARTS.findall(term)))) for term in terms
+             if _contains(new, t := _tokens(term)) and not _contains(old, t)]  # fmt: skip
+    lost = 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op in ("delete", "replace"):
+            # a new term stands for up to TERM_WORDS words heard ("PS to edit"), or its parts ("two voices per staff")
+            held = sum(span for t, span in fresh if _contains(new[j1:j2], t))
+            lost += max(0, (i2 - i1) - (j2 - j1) - (held - 1 if held else 0))
+    return lost <= 1
 
 
 def _tokens(text: str) -> list[str]:

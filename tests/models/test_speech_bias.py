@@ -125,3 +125,25 @@ def test_a_word_no_word_list_has_needs_a_looser_match_to_suggest_a_term():
     assert set(index.matching_terms(heard, 80, 6, nonword_ratio=70)) == {"Asymptote", "LilyPond"}
     # ordinary words keep the strict ratio
     assert index.matching_terms("the lily was in the post office", 80, 6, nonword_ratio=70) == []
+
+
+def test_a_second_pass_that_writes_the_term_alone_leaves_the_first_standing(base, tmp_path):
+    """Given "dpkg-shlibdeps" as a hotword, whisper base heard a Piper clip of "What does dpkg
+    shlibdeps do?" (Piper's variation on) as "dpkg-shlibdeps" and nothing else, and a slow one as
+    "dpkg-shlibdeps do." (its temperature fallback samples: not every run). Such a pass is refused;
+    one that keeps the question's other words is taken."""
+    from models.speech_bias import keeps_the_rest
+
+    assert not keeps_the_rest("What does DPKG Shlip Bet stew?", "dpkg-shlibdeps", ["dpkg-shlibdeps"])
+    assert not keeps_the_rest("What does DPKG Schlibet stew?", "dpkg-shlibdeps do.", ["dpkg-shlibdeps"])
+    assert keeps_the_rest("How do I end in our session?", "How do I end an R session?", ["R"])
+    assert keeps_the_rest("which PS to edit version has it", "which pstoedit version has it", ["pstoedit"])
+    assert keeps_the_rest("how do I get two voices per staff?", "How do I get twoVoicesPerStaff?", ["TwoVoicesPerStaff"])
+    assert not keeps_the_rest("What port goes into MSNTPRC when AMC sends mail?", "msmtprc when AMC sends mail",
+                              ["msmtprc"])  # the term, with the question's start dropped
+    base.vocabulary = lambda: ("pkg", "dpkg-shlibdeps", "shlibs", "debian-policy")
+    try:
+        text = base.transcribe(piper_wav(tmp_path, "What does dpkg shlibdeps do?")).text
+    finally:
+        base.vocabulary = None
+    assert "what does dpkg shlibdeps" in " ".join(normalise(text)), text  # the term, and the rest
