@@ -74,6 +74,7 @@ def marked(text: str) -> bool:
         or (("Related " in text or "Parameters " in text) and _PI_SECTION.search(text) is not None)
 
 
+_NAME_AT_END = re.compile(r"Name[\w.:@*-]{2,80}\s*$")  # an entry's name, its dash and purpose in the next paragraph
 _OPEN_MAX = 3000  # characters after an entry's name: a longer "head" is not one, stop holding
 
 
@@ -81,6 +82,8 @@ def open_entry(text: str) -> bool:
     """Whether `text` ends inside an entry's head: its last "Name… — " has no "Description" after
     it yet. dblatex leaves wide gaps inside a head (around the synopsis), so a paragraph can end
     there; the reader then joins the next paragraph before splitting."""
+    if _NAME_AT_END.search(text):  # "… get.namespace.prefixNameget.namespace.prefix" ¶ "— Obtain …"
+        return True
     starts = list(re.finditer(_ENTRY_START, text))
     last = starts[-1] if starts else None
     if last is None or len(text) - last.end() > _OPEN_MAX:

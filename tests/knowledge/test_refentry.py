@@ -118,3 +118,19 @@ def test_a_processing_instructions_parameters_and_related_links_are_pieces_of_th
     assert params.section.split(SECTION_SEP)[-1] == "Parameters", params.section
     assert any(t.startswith("Related Global Parameters base.dir") for t in texts), texts
     assert any(t.startswith("Related Information in DocBook XSL") for t in texts), texts  # its words still find the page
+
+
+def test_an_entry_whose_name_ends_one_paragraph_and_its_dash_opens_the_next_is_split(tmp_path):
+    """The DocBook XSL reference breaks 132 entries after their name: "…Nameadmon.graphics.extension"
+    ¶ "— Filename extension … Synopsis<xsl:param …> Description Sets …" was read as a sentence."""
+    lines = [
+        "Sets the path to admonition graphics. admon.graphics.extensionadmon.graphics.extensionNameadmon.graphics.extension",
+        "",
+        '— Filename extension for admonition graphics Synopsis<xsl:param name="admon.graphics.extension">.png',
+        "</xsl:param> Description Sets the filename extension to use on admonition graphics.",
+    ]
+    doc = read_pdf(write_text_pdf(tmp_path / "entry.pdf", [lines]))
+    texts = [b.text for b in doc.blocks]
+    assert "admon.graphics.extension — Filename extension for admonition graphics." in texts, texts
+    assert any(t.startswith("Sets the filename extension to use") for t in texts), texts
+    assert not any(t.startswith("—") for t in texts), texts
