@@ -74,7 +74,7 @@ def marked(text: str) -> bool:
         or (("Related " in text or "Parameters " in text) and _PI_SECTION.search(text) is not None)
 
 
-_NAME_AT_END = re.compile(r"Name[\w.:@*-]{2,80}\s*$")  # an entry's name, its dash and purpose in the next paragraph
+_NAME_AT_END = re.compile(r"Name[\w.:@*-]{2,80}\s?—?\s*$")  # an entry's name, its dash and purpose in the next paragraph
 _OPEN_MAX = 3000  # characters after an entry's name: a longer "head" is not one, stop holding
 
 

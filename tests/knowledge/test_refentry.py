@@ -134,3 +134,9 @@ def test_an_entry_whose_name_ends_one_paragraph_and_its_dash_opens_the_next_is_s
     assert "admon.graphics.extension — Filename extension for admonition graphics." in texts, texts
     assert any(t.startswith("Sets the filename extension to use") for t in texts), texts
     assert not any(t.startswith("—") for t in texts), texts
+    # the dash still on the name's line: "… Namekeep.relative.image.uris —" ¶ "Should image URIs …"
+    dashed = ["Be sure to include a trailing slash. Namekeep.relative.image.uris —", "",
+              'Should image URIs be resolved against xml:base? Synopsis<xsl:param name="keep.relative.image.uris"',
+              'select="1"></xsl:param> Description If non-zero, relative URIs are kept.']
+    texts = [b.text for b in read_pdf(write_text_pdf(tmp_path / "dashed.pdf", [dashed])).blocks]
+    assert "keep.relative.image.uris — Should image URIs be resolved against xml:base?" in texts, texts
