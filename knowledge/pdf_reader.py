@@ -368,6 +368,8 @@ def read_pdf(path: Path) -> PdfText:
     for ln in lines:
         sizes[ln.size] += len(ln.text)
     body = sizes.most_common(1)[0][0] if sizes else 10.0
+    for ln, text in zip(lines, pdf_text.without_footnote_numbers([(ln.text, ln.size) for ln in lines], body), strict=True):
+        ln.text = text
     _mark_headings(lines, outline, body)
     blocks = _blocks(lines, body)
     if not title:

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-VERSION = 16  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
+VERSION = 19  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
 
 _LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
@@ -129,3 +129,32 @@ def _numbered_edges(items: Sequence[tuple[str, int]]) -> set[int]:
     counts = Counter(off for _, off in found)
     common = {off for off, n in counts.items() if n >= max(3, 0.1 * len(pages))}
     return {k for k, off in found if off in common}
+
+
+_NUMBERED = re.compile(r"^(\d{1,3})(?:\s+(\S.*))?$")  # a blank line of a listing keeps its number alone
+LISTING_RUN = 5  # numbered lines in a row, each number a little above the last: a code listing
+FOOTNOTE_SIZE = 0.8  # a line this much smaller than the body text that opens with a number: a footnote
+
+
+def without_footnote_numbers(items: Sequence[tuple[str, float]], body: float) -> list[str]:
+    """Per (text, font size) line, its text without a footnote's number: a line that opens with a
+    number and a capital in a smaller font than the body ("4 Essential is needed in part …"), not
+    a line of a numbered code listing ("62 Some very bad answer …": `LISTING_RUN` or more numbered
+    lines, numbers rising by 1 to 3 as blank lines are skipped, a wrapped line's rest between)."""
+    nums = [_NUMBERED.match(text) for text, _ in items]
+    listing = [False] * len(items)
+    run: list[int] = []  # the numbered lines of the current run
+    for i in [k for k, m in enumerate(nums) if m is not None] + [len(items) + 2]:
+        last = run[-1] if run else None
+        if last is not None and i - last <= 2 and i < len(items) \
+                and 1 <= int(nums[i].group(1)) - int(nums[last].group(1)) <= 3:  # fmt: skip
+            run.append(i)
+            continue
+        if len(run) >= LISTING_RUN:
+            listing[run[0] : run[-1] + 1] = [True] * (run[-1] + 1 - run[0])
+        run = [i]
+    out = []
+    for (text, size), m, code in zip(items, nums, listing, strict=True):
+        rest = (m.group(2) or "") if m is not None else ""
+        out.append(rest if m is not None and not code and size < FOOTNOTE_SIZE * body and rest[:1].isupper() else text)
+    return out

@@ -15,11 +15,12 @@ def _pdf_escape(text: str) -> str:
 
 def write_text_pdf(
     path: Path, pages: list[list[str]], title: str | None = None, header: str | None = None, numbered: bool = False,
-    code: frozenset[str] = frozenset(),
+    code: frozenset[str] = frozenset(), small: frozenset[str] = frozenset(),
 ) -> Path:  # fmt: skip
     """A PDF whose pages carry the given lines as a real text layer (with `header` above them on
     every page, lower than unstructured's page-top region, and, `numbered`, the page's number at
-    its foot: page furniture). Lines in `code` are set in Courier (a code font), the rest in Helvetica."""
+    its foot: page furniture). Lines in `code` are set in Courier (a code font), the rest in Helvetica;
+    lines in `small` at 7 points (a footnote's size), the rest at 12."""
     objects: list[bytes] = []
     n_pages = len(pages)
     # 1 catalog, 2 pages, 3 font, then per page: page object, content stream; then info
@@ -40,7 +41,7 @@ def write_text_pdf(
         )
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 690 Td" if header else "72 720 Td"]
         for line in lines:
-            font = "/F2 12 Tf" if line in code else "/F1 12 Tf"
+            font = ("/F2" if line in code else "/F1") + (" 7 Tf" if line in small else " 12 Tf")
             ops.append(f"{font} ({_pdf_escape(line)}) Tj T*")
         ops.append("ET")
         if header:

@@ -113,3 +113,21 @@ def test_a_link_the_layout_broke_or_set_apart_in_a_code_font_stays_in_its_senten
     assert any(t.startswith("The file asymptote.py provides") for t in texts), texts
     assert any(t.endswith("available at https://www.macports.org/ or at https://brew.sh/") for t in texts), texts
     assert any(t.startswith("Note that many MacOS X systems") for t in texts), texts
+
+
+def test_a_footnotes_number_is_no_word_of_it_but_a_listings_numbers_stay(tmp_path):
+    """Debian Policy sets footnotes in a smaller font after their number ("4 Essential is needed in
+    part …"): an answer read the number out. A numbered code listing in the same small font keeps
+    its numbers (they are not footnotes)."""
+    note = "4 Essential is needed in part to avoid unresolvable dependency loops on upgrade."
+    listing = [f"{n} \\begin{{question}}{{q{n}}} Some choice {n}." for n in range(20, 27)]
+    prose = ["Packages are tagged essential for a system using the Essential control field, and the format of",
+             "that field is described in its own section. Since dpkg will not prevent upgrading of other packages",
+             "while an essential package is in an unconfigured state, all essential packages must supply all of",
+             "their core functionality even when unconfigured. If you are thinking of making a package essential,",
+             "please ask on the mailing list first, since the set of essential packages is kept as small as it can be."]
+    lines = [*prose, "", note, "", *listing]
+    doc = read_pdf(write_text_pdf(tmp_path / "notes.pdf", [lines], small=frozenset([note, *listing])))
+    texts = [b.text for b in doc.blocks]
+    assert any(t.startswith("Essential is needed in part") for t in texts), texts
+    assert any("20 \\begin{question}{q20}" in t for t in texts), texts
