@@ -13,7 +13,8 @@ character's font size, font name and baseline. From those, per page:
 - DocBook reference pages set as one running paragraph ("Nameslidy.duration — … Synopsis<xsl:param
   …> Description …") split back into headings, name line, synopsis and description (`refentry`);
 - furniture left out: running headers and footers, page numbers (`pdf_text.furniture` on each page's
-  first and last lines), footnote markers (a digit set smaller than its line, right after a word),
+  first and last lines), footnote markers (a digit set smaller than its line, right after a word)
+  and a footnote's own number (`pdf_text.without_footnote_numbers`),
   pages that are a table of contents or an index (most lines end in a page number);
 - German accents that TeX sets as a separate glyph ("k¨onnen") joined to their letter, soft hyphens
   and line-end hyphenation undone (`pdf_text.clean`).
