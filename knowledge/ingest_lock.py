@@ -6,7 +6,9 @@ ingest first takes a lease: one row in a small table beside the chunks table (`<
 
 - Taking it is one conditional `update` (`owner = '' OR expires < now`): LanceDB commits are atomic
   on a folder and on S3 (conditional writes), and a writer that loses the race re-runs the update
-  against the winner's version, so it matches nothing: exactly one ingest gets the lease.
+  against the winner's version, so it matches nothing: exactly one ingest gets the lease. Two
+  creators at once can leave two free rows; an ingest that took one while another's lease stands
+  gives it back.
 - The holder renews it every third of `store.ingest_lock_seconds`; a crashed holder's lease
   expires after that time, and at once when it ran on this machine and its process is gone.
   Expiry compares wall clocks: machines sharing a library should keep their clocks in sync.
@@ -88,13 +90,16 @@ class IngestLock:
 
     def holder(self) -> dict[str, Any] | None:
         """The current lease row when someone holds an unexpired lease, else None."""
+        held = self._held()
+        return held[0] if held else None
+
+    def _held(self) -> list[dict[str, Any]]:
+        """The unexpired lease rows (one, but two creators at once can leave two free rows, and two
+        ingests can then each take one)."""
         table = self._open()
         table.checkout_latest()
         now = time.time()
-        for row in table.to_arrow().to_pylist():
-            if row["owner"] and row["expires"] >= now:
-                return row
-        return None
+        return [row for row in table.to_arrow().to_pylist() if row["owner"] and row["expires"] >= now]
 
     def acquire(self) -> None:
         values = {"owner": self.owner, "host": self.host, "pid": self.pid}
@@ -113,9 +118,12 @@ class IngestLock:
                     raise
                 self._table = None
                 time.sleep(0.05 * (attempt + 1))
-        holder = self.holder()
-        if got.rows_updated == 0 or holder is None or holder["owner"] != self.owner:
-            raise _busy(holder, self.seconds)
+        held = self._held()
+        others = [row for row in held if row["owner"] != self.owner]
+        if got.rows_updated == 0 or others or len(held) == len(others):
+            if len(held) > len(others):  # took a second free row beside another's lease: give it back
+                self._open().update(where=f"owner = {sql_str(self.owner)}", values=dict(_FREE))
+            raise _busy(others[0] if others else None, self.seconds)
         self.lost = False
         self._stop.clear()
         self._renewer = threading.Thread(target=self._renew, name="ingest-lock", daemon=True)

@@ -150,6 +150,27 @@ def test_server_stopped_mid_ingest_keeps_the_library_and_recovers(tmp_path: Path
     assert again.fts_search("Runner7", 1)[0].source_path == "note_07.md"
 
 
+def test_a_second_free_row_taken_beside_a_held_lease_is_given_back(tmp_path: Path) -> None:
+    """Two creators of the lock table at once can leave two free rows; an ingest that takes the
+    second while another holds the first does not start, and frees the row it took (both had
+    started in a fresh-clone CI run)."""
+    import pyarrow as pa
+
+    from knowledge.ingest_lock import _FREE, SCHEMA
+
+    store = ChunkStore.open(str(tmp_path / "db"), "e", 8, StoreSettings())
+    first = IngestLock(store._db, f"{store.name}__lock", 60)
+    first.acquire()
+    try:
+        first._open().add(pa.Table.from_pylist([_FREE], SCHEMA))  # the late creator's free row
+        second = IngestLock(store._db, f"{store.name}__lock", 60)
+        with pytest.raises(IngestBusy, match="another ingest is running"):
+            second.acquire()
+        assert [row["owner"] for row in first._held()] == [first.owner]
+    finally:
+        first.release()
+
+
 @pytest.mark.parametrize("place", ["folder", "s3"])
 def test_one_lease_holder_among_racing_ingests(tmp_path: Path, place: str, request) -> None:
     if place == "s3":
