@@ -52,7 +52,8 @@ def unfinished(piece: str) -> bool:
     """A sentence cut off mid-phrase: no final punctuation and its last word needs a following one."""
     s = piece.strip()
     words = s.split()
-    return bool(words) and not ends_sentence(s) and words[-1].lower() in _DANGLING
+    # or a list's item that goes on in the next one: "2. The left point of the first interval,"
+    return bool(words) and not ends_sentence(s) and (words[-1].lower() in _DANGLING or s.endswith(","))
 
 
 def code_after(piece: str) -> bool:

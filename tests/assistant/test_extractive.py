@@ -379,3 +379,13 @@ def test_a_code_example_and_the_sentence_introducing_it_are_said_once():
     text = ExtractiveAnswerer().answer("how do I draw a circle in asymptote", [hit])
     assert text.count("This example draws a path") == 1, text
     assert "draw((1,0){up}" in text, text  # the longer of the two: the example with its code
+
+
+def test_a_list_item_that_goes_on_in_the_next_is_not_quoted_as_a_sentence():
+    # the AMC manual: "The arguments of the \AMCIntervals command are the following:" and its items
+    hit = Hit("c1", "amc.pdf", "AMC", "The students can also be asked to code the numerical answer, using the "
+              "\\AMCnumericChoices command.\n\n2. The left point of the first interval,\n\n3. The right point of the "
+              "last interval,\n\n4. The length of each interval.", 0.8)
+    pieces = [s.text for s in ExtractiveAnswerer().sentences([hit])]
+    assert not any(p.endswith(",") for p in pieces), pieces
+    assert any(p.startswith("The students can also be asked to code the numerical answer") for p in pieces), pieces
