@@ -118,8 +118,21 @@ def _strip_number(text: str) -> str:
     return _NUMBERED.sub("", text, count=1)
 
 
-def _page_lines(textpage, page_no: int, raw) -> list[Line]:
+def _page_text(textpage, raw) -> str:
+    """The page's text with one character per PDFium character index, so a line's first character
+    gives its font, size and position. The text range leaves out some control characters (a soft
+    hyphen's marker, a music font's glyphs), which shifts every later index; then the text is built
+    character by character (~7 ms a page; LilyPond's manuals have a third of their pages so)."""
     text = textpage.get_text_range()
+    n = textpage.count_chars()
+    if n == len(text):
+        return text
+    codes = (raw.FPDFText_GetUnicode(textpage.raw, i) for i in range(n))
+    return "".join("\ufffd" if 0xD800 <= c <= 0xDFFF or c > 0x10FFFF else chr(c) for c in codes)
+
+
+def _page_lines(textpage, page_no: int, raw) -> list[Line]:
+    text = _page_text(textpage, raw)
     aligned = textpage.count_chars() == len(text)  # one UTF-16 unit per character
     out: list[Line] = []
     pos = 0

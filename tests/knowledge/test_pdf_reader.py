@@ -131,3 +131,26 @@ def test_a_footnotes_number_is_no_word_of_it_but_a_listings_numbers_stay(tmp_pat
     texts = [b.text for b in doc.blocks]
     assert any(t.startswith("Essential is needed in part") for t in texts), texts
     assert any("20 \\begin{question}{q20}" in t for t in texts), texts
+
+
+def test_a_page_whose_text_drops_characters_keeps_each_lines_font(tmp_path):
+    """PDFium's text range leaves out some control characters (TeX's glyphs without a character: a
+    third of LilyPond's manual pages have them), which shifted every later line's font and position:
+    a music example's code read as prose and was glued into the sentence after it."""
+    lines = [
+        "Writing a melody in the treble clef involves a lot of quote marks\x02\x02\x02\x02\x02\x02.",
+        "Consider this fragment from Mozart:",
+        "",
+        "{",
+        "\\key a \\major",
+        "cis''8. d''16 cis''8 e''4 e''8 |",
+        "}",
+        "",
+        "Common octave marks can be indicated just once, using the command \\fixed.",
+    ]
+    code = frozenset(lines[3:7])
+    doc = read_pdf(write_text_pdf(tmp_path / "drops.pdf", [lines], code=code))
+    texts = [b.text for b in doc.blocks]
+    assert "{\n\\key a \\major\ncis''8. d''16 cis''8 e''4 e''8 |\n}" in texts, texts
+    assert texts[-1] == "Common octave marks can be indicated just once, using the command \\fixed.", texts
+    assert not any("\x02" in t for t in texts)
