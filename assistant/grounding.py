@@ -68,7 +68,9 @@ def after_marker(text: str, marker: str | None) -> str:
 
 
 def tidy(text: str) -> str:
-    text = re.sub(r"[ \t]+([.,;:!?])", r"\1", text)
+    """Spaces before a punctuation mark that ends a word dropped ("rise ." → "rise."), not before one
+    that starts a name (".ly files", ".bashrc")."""
+    text = re.sub(r"[ \t]+([.,;:!?])(?=\s|$|[\"'”’)\]])", r"\1", text)
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 

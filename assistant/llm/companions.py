@@ -21,8 +21,15 @@ _ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|h
                       r"similarly|in (this|that|such a) case|the (latter|former))\b", re.I)
 # "You can set this value to 0.6 to …", "To use this option, …": a sentence naming "this value" in its
 # first words is about the option or value the sentence before it names
-_NAMES_BACK = re.compile(r"^\W*(?:[\w'’-]+\s+){1,4}?(this|that|these|those) (value|values|option|options|setting|"
-                         r"variable|parameter|file|command|flag|switch|field|threshold|ratio|number|limit)\b", re.I)
+_THING = (r"(value|values|option|options|setting|variable|parameter|file|command|flag|switch|field|threshold|ratio|"
+          r"number|limit|range|ranges)\b")
+# … or anywhere after a preposition: "… choose UIDs for user accounts in this range, …"
+_NAMES_BACK = re.compile(r"^\W*(?:[\w'’-]+\s+){1,4}?(this|that|these|those) " + _THING + r"|"
+                         r"\b(in|to|from|of|within|outside) (this|these) " + _THING, re.I)
+# a file's name: "ly/property-init.ly", "adduser.conf" (not "e.g.")
+_FILE_NAME = re.compile(r"(?<![\w.])[\w/-]*[\w-]{2,}\.[a-z]{1,5}\b(?!\.\w)")
+_FILE_BACK = re.compile(r"^\W*(?:[\w'’-]+\s+){0,4}?(this|that) file\b", re.I)
+FILE_LOOKBACK = 3  # sentences back in which "this file" finds the file it names
 
 
 def definition_first(question: str, ranked: Sequence[ScoredSentence], relative: float) -> Sequence[ScoredSentence]:
@@ -69,9 +76,14 @@ def antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
     names = [s for s in ranked if s.block == best.block and s.position < best.position and NAME_LINE.match(s.text)]
     if names and not NAME_LINE.match(best.text):
         return max(names, key=lambda s: s.position)
-    if not (_ANAPHOR.match(best.text) or (_NAMES_BACK.match(best.text) and not entry_named(best))):
+    if not (_ANAPHOR.match(best.text) or (_NAMES_BACK.search(best.text) and not entry_named(best))):
         return None
-    before = next((s for s in ranked if s.block == best.block and s.position == best.position - 1), None)
+    back = 1
+    if _FILE_BACK.match(best.text):  # "Open ly/property-init.ly … The one you use for .ly files … This file …"
+        named = [s for s in ranked if s.block == best.block and best.position - FILE_LOOKBACK <= s.position < best.position
+                 and _FILE_NAME.search(s.text)]  # fmt: skip
+        back = best.position - max(s.position for s in named) if named else 1
+    before = next((s for s in ranked if s.block == best.block and s.position == best.position - back), None)
     if before is None or len(before.text.split()) > 35 or "•" in before.text or before.text.count(";") > 1:
         return None  # a list or a run of items before it: not what "this" names
     return before

@@ -356,6 +356,20 @@ def test_a_sentence_about_this_value_comes_after_the_option_it_names():
     assert named.startswith("highlight.source: To turn on this parameter"), named
 
 
+def test_this_range_and_this_file_get_the_sentence_that_names_them():
+    policy = Hit("c1", "policy.pdf", "Debian Policy", "100-999: Dynamically allocated system users and groups.\n\n"
+                 "1000-59999: Dynamically allocated user accounts. By default adduser will choose UIDs and GIDs for "
+                 "user accounts in this range, though adduser.conf may be used to modify this behavior.", 0.8)
+    text = ExtractiveAnswerer().answer("which UID range do ordinary user accounts get by default?", [policy])
+    assert text.startswith("1000-59999: Dynamically allocated user accounts [1]. By default adduser"), text
+    # "this file" is the file named last, two sentences back: not the sentence right before it
+    lily = Hit("c2", "learning.pdf", "Learning", "Let us look at some files in ly/. Open ly/property-init.ly in a text "
+               "editor. The one you normally use for .ly files will be fine. This file contains the definitions of "
+               "all the standard LilyPond predefined commands, such as \\tieUp and \\slurDotted.", 0.8)
+    text = ExtractiveAnswerer().answer("which file has the definitions of predefined commands like \\tieUp?", [lily])
+    assert text.startswith("Open ly/property-init.ly in a text editor [1]. This file contains"), text
+
+
 def test_a_what_is_question_gets_the_sentence_that_names_it_first():
     from assistant.llm.asked import defines
 

@@ -10,7 +10,14 @@ import pytest
 from assistant.answer import Answerer, TracedAnswer
 from assistant.config import PromptSettings
 from assistant.events import NOT_KNOWN, Token
-from assistant.grounding import CitationRewriter, after_marker, has_evidence, is_not_known, parse_relevance
+from assistant.grounding import (
+    CitationRewriter,
+    after_marker,
+    has_evidence,
+    is_not_known,
+    parse_relevance,
+    tidy,
+)
 from assistant.llm.chain import LLMChain
 from knowledge.types import Hit
 from tests.assistant import llm_fixtures as fx
@@ -157,3 +164,7 @@ def test_empty_llm_answer_is_not_known(reply, llm_server, keys):
     llm_server.script(MODELS["openai"], Reply([reply]))
     answer = _final(list(_answerer(llm_server).stream("How much notice?", lease_hits())))
     assert answer.not_known and answer.text == NOT_KNOWN
+
+
+def test_tidy_keeps_the_dot_that_starts_a_file_name():
+    assert tidy("Use it for .ly files , like .bashrc .") == "Use it for .ly files, like .bashrc."
