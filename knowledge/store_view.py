@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from knowledge.settings import StoreSettings
+from knowledge.short_forms import with_full_forms
 from knowledge.store_rows import (
     HIT_COLUMNS,
     hit_from_row,
@@ -200,10 +201,11 @@ class StoreView:
         ]
 
     def fts_search(self, text: str, k: int, where: str | None = None) -> list[Hit]:
-        """Top-k by BM25 from LanceDB's FTS index (`bm25_score`, `score` = bm25)."""
+        """Top-k by BM25 from LanceDB's FTS index (`bm25_score`, `score` = bm25); a shortening in the
+        query ("max") is searched with its full form too (`short_forms`)."""
         if not text.strip() or self.facts.count == 0:
             return []
-        q = self.table.search(text, query_type="fts", fts_columns="chunk_text").limit(k)
+        q = self.table.search(with_full_forms(text), query_type="fts", fts_columns="chunk_text").limit(k)
         if self.windows:  # the windows are read only for the hits that need them
             q = q.select([*HIT_COLUMNS, "vector", "_score"])
         if where:
@@ -220,6 +222,6 @@ class StoreView:
         unrestricted one does; only ids and scores are read."""
         if not text.strip() or not chunk_ids or self.facts.count == 0:
             return {}
-        q = self.table.search(text, query_type="fts", fts_columns="chunk_text")
+        q = self.table.search(with_full_forms(text), query_type="fts", fts_columns="chunk_text")
         got = q.where(ids_in(chunk_ids), prefilter=True).select(["chunk_id", "_score"]).limit(len(chunk_ids)).to_arrow()
         return dict(zip(got["chunk_id"].to_pylist(), map(float, got["_score"].to_pylist()), strict=True))

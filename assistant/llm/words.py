@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 import re
 
+from knowledge.short_forms import canonical
+
 WORD = re.compile(r"\w+", re.UNICODE)
 STOP = frozenset(
     """a an the and or but if of to in on at by for with from as is are was were be been being do does
@@ -65,6 +67,7 @@ def _content_words(text: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=65536)
 def stem(w: str) -> str:
+    w = canonical(w)  # "max" is "maximum" (knowledge/short_forms.py)
     w = _IRREGULAR.get(w, w)
     for suffix in ("ing", "ed", "es", "s", "en", "er", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:

@@ -23,3 +23,11 @@ def test_who_wrote_is_answered_by_the_sentence_saying_written_by():
               "The song was written and produced by Cathy Dennis and Rob Davis in London.", 0.8)
     text = ExtractiveAnswerer(max_sentences=1).answer("Who wrote the song?", [hit])
     assert text.startswith("The song was written and produced by Cathy Dennis"), text
+
+
+def test_a_shortened_word_is_its_full_form():
+    assert stem("max") == stem("maximum") and stem("config") == stem("configuration") and stem("pkg") == stem("package")
+    hit = Hit("c1", "amc.pdf", "c1", "Each student is given a number that is printed on the answer sheet. The maximum "
+              "number of students per test is limited to 4,095.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("whats the max number of students in a test?", [hit])
+    assert text.startswith("The maximum number of students per test is limited to 4,095"), text

@@ -125,6 +125,17 @@ def test_fts_search_bm25_and_kept_up_to_date(where: Where) -> None:
     assert store.fts_search("notice period", 5) == []
 
 
+def test_a_shortened_word_finds_its_full_form(tmp_path: Path) -> None:
+    """"max number of students" finds "The maximum number of students per test is limited to 4,095"
+    (knowledge/short_forms.py), above a text that only shares "number" and "students"."""
+    store = _store(Where(str(tmp_path / "db"), {}))
+    texts = ["The maximum number of students per test is limited to 4,095.",
+             "Each student gets a number printed on the students' answer sheet, and the number is read back."]
+    store.replace_files({"a.md": (_chunks("a.md", texts), _unit(np.random.default_rng(3), 2))})
+    store.update_indexes()
+    assert store.fts_search("whats the max number of students?", 5)[0].chunk_text == texts[0]
+
+
 def test_changed_tokenizer_settings_rebuild_the_full_text_index(tmp_path: Path) -> None:
     from knowledge.settings import FtsSettings
 
