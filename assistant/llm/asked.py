@@ -102,6 +102,11 @@ _WHAT_IS = re.compile(r"^\s*(?:what(?:'s| is| are| does)|define|was (?:ist|sind|
                       r"[‘'\"“]?(?P<x>[^?‘'\"”]+?)[’'\"”]?\s*(?:mean|stand for|bedeuten)?\s*(?:in \w+)?\s*\??\s*$", re.I)
 
 
+def defines_asked(question: str) -> bool:
+    """Whether `question` is a "what is X" question (`defines` can say which sentence answers it)."""
+    return _WHAT_IS.match(question) is not None
+
+
 def defines(question: str, sentence: str) -> bool:
     """Whether `sentence` defines what a "what is X" question asks about: it opens with X (after
     an article) and goes on with "is", "are", "means", "stands for", "refers to", or a colon or dash."""

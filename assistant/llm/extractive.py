@@ -32,7 +32,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from assistant.events import NOT_KNOWN
-from assistant.llm.asked import ASKS_NUMBER, NUMBER, answer_kind, defines, is_factual, lacks_asked_number
+from assistant.llm.asked import (
+    ASKS_NUMBER,
+    NUMBER,
+    answer_kind,
+    defines,
+    defines_asked,
+    is_factual,
+    lacks_asked_number,
+)
 from assistant.llm.companions import antecedent, definition_first, entry_named, follow_on
 from assistant.llm.sentence_filters import (
     MIN_WORDS,
@@ -71,6 +79,7 @@ EmbedFn = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit rows
 __all__ = ["ExtractiveAnswerer", "ScoredSentence", "answer_kind", "content_words", "is_factual", "lacks_asked_number",
            "raw_content_words", "split_sentences", "stem"]
 
+LATER_BLOCKS = 8  # context blocks a definition is looked for in (the prompt's)
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
 
 
@@ -238,7 +247,23 @@ class ExtractiveAnswerer:
         x = self.features(sentences, texts, q_order, overlap, prior * related, no_number, kind)
         for s, value in zip(sentences, self.weights.score(x) + cosine, strict=True):
             s.score = float(value)
-        return sorted(sentences, key=lambda s: (-s.score, s.block, s.position)), best_sim
+        ranked = sorted(sentences, key=lambda s: (-s.score, s.block, s.position))
+        return self._with_later_definition(question, evidence, ranked), best_sim
+
+    def _with_later_definition(self, question: str, evidence: Sequence[Hit], ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+        """A "what is X" question none of the top chunks' sentences defines X for: the first sentence
+        of a later context block that does ("… the VerticalAxisGroup 'graphical object' (commonly
+        called 'grob')") joins the ranking just close enough to the best to go first
+        (`definition_first`); the best's score and the rest stay as they were."""
+        if not ranked or not defines_asked(question) or any(defines(question, s.text) for s in ranked):
+            return ranked
+        for block, hit in enumerate(evidence[self.max_hits : LATER_BLOCKS], start=self.max_hits + 1):
+            for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
+                if defines(question, sent) and not code_like(sent) and len(sent.split()) >= MIN_WORDS:
+                    found = ScoredSentence(sent, block, pos, ranked[0].score * self.min_relative, hit.source_path,
+                                           heading=hit.section, section=hit.section)  # fmt: skip
+                    return [*ranked, found]
+        return ranked
 
     @staticmethod
     def features(sentences: Sequence[ScoredSentence], texts: Sequence[list[str]], q_order: list[str], overlap: np.ndarray,

@@ -384,6 +384,22 @@ def test_a_what_is_question_gets_the_sentence_that_names_it_first():
     assert text.startswith("Stretchability is a property of the VerticalAxisGroup ‘graphical object’"), text
 
 
+def test_a_what_is_question_gets_a_definition_from_a_later_context_block():
+    """The top three chunks speak of grobs without defining them; the fourth block the prompt has
+    defines one: that sentence answers, not "all grobs have a colour …"."""
+    hits = [Hit(f"c{i}", "lily.pdf", "Learning", text, 0.9 - i / 10) for i, text in enumerate([
+        "For example, all grobs have a colour, a size and a position, and all these properties are processed the same way.",
+        "To simplify these internal operations these common actions are grouped in an object called a grob-interface.",
+        "The grob properties of a note head can be changed with the override command in the input file.",
+        "Stretchability is a property of the VerticalAxisGroup ‘graphical object’ (commonly called ‘grob’s within the "
+        "documentation).",
+    ])]  # fmt: skip
+    text = ExtractiveAnswerer().answer("what does 'grob' mean in lilypond?", hits)
+    assert text.startswith("Stretchability is a property of the VerticalAxisGroup ‘graphical object’"), text
+    assert "[4]" in text, text  # cited as the fourth block
+    assert ExtractiveAnswerer().answer("which properties do all grobs have?", hits).startswith("For example, all grobs")
+
+
 def test_a_code_example_and_the_sentence_introducing_it_are_said_once():
     hit = Hit("c1", "asy.pdf", "Asymptote", "3.5 Paths\n\nThis example draws a path that approximates a quarter "
               "circle, terminated with an arrowhead:\n\nsize(100,0); draw((1,0){up}..{left}(0,1),Arrow);\n\nHere the "
