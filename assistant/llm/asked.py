@@ -32,6 +32,10 @@ NUMBER = re.compile(  # a digit inside a name or code ("x11", "n=0") states no a
 # someone or something the question does not (a capitalised word not opening the sentence), a when
 # question by one holding a year or a month
 _ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|wohin)\b|\b(who|whom|whose|where)\b", re.I)
+# a where question about software is answered by where it is: a path, a link, a mailing list, a channel
+_ASKS_PLACE = re.compile(r"^\s*(where|wo|woher|wohin)\b|\bwhere\b", re.I)
+_PLACE = re.compile(r"(?:^|\s)~?/[\w.-]+/|https?://|\b(mailing list|channel|forum|directory|folder|website|"
+                    r"Mailingliste|Verzeichnis|Ordner)\b", re.I)
 # a why question is answered by a sentence giving a cause ("… as this will cause cron to ignore the file")
 _ASKS_REASON = re.compile(r"^\s*(why|warum|wieso|weshalb)\b|\bwhy\b", re.I)
 _REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|in order to|therefore|otherwise|reason|"
@@ -85,7 +89,9 @@ def answer_kind(question: str, sentence: str) -> bool:
         asked = {stem(w.lower()) for w in WORD.findall(question)}
         words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
         # "The", "In" inside a title name no one; a name the question holds (in any form) is no answer
-        return any(_CAPITAL.match(w) and w.lower() not in STOP and stem(w.lower()) not in asked for w in words)
+        if any(_CAPITAL.match(w) and w.lower() not in STOP and stem(w.lower()) not in asked for w in words):
+            return True
+        return bool(_ASKS_PLACE.search(question)) and bool(_PLACE.search(sentence))
     if _ASKS_DATE.search(question):
         return bool(_DATE.search(sentence))
     if _ASKS_REASON.search(question):

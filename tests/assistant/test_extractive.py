@@ -384,6 +384,19 @@ def test_a_what_is_question_gets_the_sentence_that_names_it_first():
     assert text.startswith("Stretchability is a property of the VerticalAxisGroup ‘graphical object’"), text
 
 
+def test_a_where_question_about_software_is_answered_by_a_path_or_a_mailing_list():
+    question = "where do i ask when im not sure a license is ok for debian"
+    assert answer_kind(question, "You should ask for advice on the debian-legal mailing list first.")
+    assert answer_kind("where should a package install its cron jobs?", "The package should install a file in /etc/cron.d.")
+    assert not answer_kind(question, "They must appear in the list of virtual package names.")  # a list is no place
+    hit = Hit("c1", "policy.pdf", "Debian Policy", "Software covered by the GPL, public domain software and BSD-like "
+              "copyrights are safe; be wary of the phrases commercial use prohibited. It is often worthwhile contacting "
+              "such authors diplomatically to ask them to modify their license terms. However, this can be a politically "
+              "difficult thing to do and you should ask for advice on the debian-legal mailing list first.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer(question, [hit])
+    assert text.startswith("However, this can be a politically difficult thing to do and you should ask"), text
+
+
 def test_a_what_is_question_gets_a_definition_from_a_later_context_block():
     """The top three chunks speak of grobs without defining them; the fourth block the prompt has
     defines one: that sentence answers, not "all grobs have a colour …"."""
