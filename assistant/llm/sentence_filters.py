@@ -27,16 +27,24 @@ _PLAIN = re.compile(r"^[\"'“‘(]?(?![^\W\d_]['’]*\d)[^\W\d_][\w'’-]*[\"'�
 MIN_WORDS = 4  # a shorter piece is a label or a caption, never quoted alone (unless it states a value)
 LIST_INTRO_WORDS = 60  # a sentence ending in ":" takes the list's first item when both together are this short
 PROSE_WORDS = 10  # words before a reference line's first link or section name: more are prose
-_REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘]|https?://\S+.*https?://", re.I)
-# one reference: 'Section “Transpose” in Notation Reference,'
-_SECTION_REF = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+[“\"‘][^”\"’]*[”\"’](?:\s+(?:in|im)\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?,?")
+_REFERENCE = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+(?:[“\"‘]|[\dA-Z][\d.]*\s+\[)|https?://\S+.*https?://", re.I)
+# one reference: 'Section “Transpose” in Notation Reference,', 'Section 3.1.3 [Ties and slurs], page 25,'
+_SECTION_REF = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+(?:[“\"‘][^”\"’]*[”\"’](?:\s+(?:in|im)\s+[A-Z][\w-]*"
+                          r"(?:\s+[A-Z][\w-]*)*)?|[\dA-Z][\d.]*\s+\[[^\]]*\](?:,?\s+(?:page|Seite)\s+\d+)?),?")
 _VERB = re.compile(r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b")
 
 
+_NUMBERED_HEAD = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)+\.?\s+\S")  # "3.1.1 Bar lines and bar checks", "A.8.1 Jazz combo"
+NUMBERED_HEAD_WORDS = 12
+
+
 def is_heading(piece: str) -> bool:
-    """A short line without final punctuation that is not a list item: a heading or a label."""
+    """A short line without final punctuation that is not a list item: a heading or a label; or a
+    numbered section's title that a chunk carries ("3.1.1 Bar lines and bar checks")."""
     s = piece.strip()
-    return len(s.split()) <= 5 and not ends_sentence(s) and not s.startswith(("-", "*", "•"))
+    if ends_sentence(s) or s.startswith(("-", "*", "•")):
+        return False
+    return len(s.split()) <= 5 or (_NUMBERED_HEAD.match(s) is not None and len(s.split()) <= NUMBERED_HEAD_WORDS)
 
 
 def glued_heading(piece: str) -> tuple[str, str]:

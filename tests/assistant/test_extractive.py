@@ -188,6 +188,19 @@ def test_the_title_heading_of_a_chunk_is_never_quoted_as_an_answer():
     assert "Flat 4B" not in answer
 
 
+def test_a_numbered_section_title_a_chunk_opens_with_and_a_see_also_line_are_not_quoted():
+    """"how do I get a bar check in lilypond?" opened with "3.1.1 Bar lines and bar checks [1].", and
+    "how do I write a tie …" read out Texinfo's "See also" list ("Section 3.1.3 [Ties and slurs], page 25, …")."""
+    hit = Hit("c1", "lily.pdf", "Learning", "3.1.1 Bar lines and bar checks\n\nBar lines\n\nSingle bar lines are "
+              "placed automatically. Though not strictly necessary, bar checks should be used in the input code to show "
+              "where bar lines are expected to fall. They are entered using the bar symbol, ‘|’.\n\nLearning Manual: "
+              "Section 3.1.3 [Ties and slurs], page 25, Section 3.1.4 [Articulations and dynamics], page 26, Section "
+              "3.1.5 [Adding bar checks], page 28.", 0.8, section="3 Common notation")  # fmt: skip
+    text = ExtractiveAnswerer().answer("how do I get a bar check in lilypond?", [hit])
+    assert text.startswith("Though not strictly necessary, bar checks should be used"), text
+    assert "3.1.1" not in text and "page 25" not in text, text
+
+
 def test_a_heading_glued_on_by_the_layout_and_a_cut_off_phrase_are_not_quoted():
     # the text of a real typeset manual as its PDF layout leaves it (the bzip2 and fontconfig manuals)
     hit = Hit(
