@@ -119,7 +119,9 @@ def defines(question: str, sentence: str) -> bool:
     m = _WHAT_IS.match(question)
     if not m:
         return False
-    x = re.escape(" ".join(m.group("x").split()))
+    asked = " ".join(m.group("x").split())
+    # "what are virtual packages?" is defined by "A virtual package is …"
+    x = re.escape(asked) if not re.search(r"[^s]s$", asked) or len(asked) < 5 else f"(?:{re.escape(asked)}|{re.escape(asked[:-1])})"
     pattern = rf"^\W*(?:an? |the |der |die |das |ein |eine )?[‘'\"“]?{x}s?[’'\"”]?(?:\s*\([^)]*\))?\s*(?:is|are|means?|stands? for|refers? to|ist|sind|bedeutet|:|—|–|-)\s"
     if re.match(pattern, sentence, re.I):
         return True

@@ -390,6 +390,9 @@ def test_a_what_is_question_gets_the_sentence_that_names_it_first():
                    "‘graphical object’ (commonly called ‘grob’s within the documentation).")
     assert defines("What does CRAN stand for?", "Packages live on the Comprehensive R Archive Network (CRAN) mirrors.")
     assert not defines("What does CRAN stand for?", "Packages from CRAN are checked every day.")
+    # a plural question is defined by the singular: "A virtual package is …"
+    assert defines("what are virtual packages?", "A virtual package is one which appears in the Provides field of another.")
+    assert not defines("what is glass?", "A glas is a tall cup.")  # only a plural's "s" may go
     hit = Hit("c1", "lily.pdf", "Learning", "For example, all grobs have a colour, a size and a position, and all "
               "these properties are processed the same way. Stretchability is a property of the VerticalAxisGroup "
               "‘graphical object’ (commonly called ‘grob’s within the documentation).", 0.8)
