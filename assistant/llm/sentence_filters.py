@@ -73,10 +73,16 @@ def code_after(piece: str) -> bool:
     return bool(head) and _MARKUP.search(s[len(head):]) is not None
 
 
+_LATEX_LINE = re.compile(r"^\s*\\(?:begin|end)\{")  # "\begin{questionmult}{himalaya} Among the following …"
+
+
 def code_like(piece: str) -> bool:
-    """Mostly markup or code (`<?xml version="1.0"?> <fontconfig> …`): under half its tokens are words."""
+    """Mostly markup or code (`<?xml version="1.0"?> <fontconfig> …`): under half its tokens are words;
+    or a LaTeX environment's line, whatever words its example holds."""
     if not _MARKUP.search(piece):
         return False
+    if _LATEX_LINE.match(piece):
+        return True
     tokens = piece.split()
     marked = sum(bool(_MARKUP.search(t)) and not _PERCENT.match(t) for t in tokens)  # "%%", "abcd.|", not "5%"
     return sum(bool(_PLAIN.match(t)) for t in tokens) < len(tokens) / 2 or (marked >= 2 and len(tokens) <= 8)

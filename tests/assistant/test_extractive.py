@@ -201,6 +201,15 @@ def test_a_numbered_section_title_a_chunk_opens_with_and_a_see_also_line_are_not
     assert "3.1.1" not in text and "page 25" not in text, text
 
 
+def test_a_latex_environment_line_is_code_not_an_answer():
+    hit = Hit("c1", "amc.pdf", "AMC", "The environments questionmult and choices build a multiple choice question that "
+              "may have several correct answers.\n\n\\begin{questionmult}{himalaya} Among the following which "
+              "mountains are in the Himalayas and which questionmult answers are correct?", 0.8)
+    text = ExtractiveAnswerer().answer("what is questionmult for?", [hit])
+    assert text.startswith("The environments questionmult and choices build"), text
+    assert "\\begin" not in text, text
+
+
 def test_a_heading_glued_on_by_the_layout_and_a_cut_off_phrase_are_not_quoted():
     # the text of a real typeset manual as its PDF layout leaves it (the bzip2 and fontconfig manuals)
     hit = Hit(
