@@ -185,9 +185,9 @@ class ExtractiveAnswerer:
         sentences = self.sentences(evidence)
         if not sentences:
             return [], (0.0 if self.embed is not None and self.similarity_candidates else None)
-        q_order = content_words(question)
+        q_order = content_words(question, name_parts=True)
         q_words = set(q_order)
-        texts = [content_words(f"{s.heading} {s.text}") for s in sentences]  # "Attendance: Students must attend …"
+        texts = [content_words(f"{s.heading} {s.text}", name_parts=True) for s in sentences]  # "Attendance: Students must attend …"
         bags = [set(t) for t in texts]
         n = len(sentences)
         df: dict[str, int] = {}

@@ -55,14 +55,25 @@ def raw_content_words(text: str) -> list[str]:
     return [w for w in WORD.findall(text.lower()) if w not in STOP and w != "_"]
 
 
-def content_words(text: str) -> list[str]:
-    return list(_content_words(text))
+def content_words(text: str, name_parts: bool = False) -> list[str]:
+    """The stemmed content words of `text`; with `name_parts`, a name written in camel case
+    ("TwoVoicesPerStaff") also gives its parts ("two", "voic", "per", "staff"): the offline answer's
+    sentence ranking matches "how do I get two voices per staff?" to the variable that does it."""
+    return list(_content_words(text, name_parts))
+
+
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_INNER_CAP = re.compile(r"[a-z][A-Z]")
 
 
 @functools.lru_cache(maxsize=2048)
-def _content_words(text: str) -> tuple[str, ...]:
+def _content_words(text: str, name_parts: bool = False) -> tuple[str, ...]:
     """Cached: a turn reads the same chunks' sentences in several stages (answerability, the answer, the prompt)."""
-    return tuple(stem(w) for w in raw_content_words(text))
+    words = [stem(w) for w in raw_content_words(text)]
+    if name_parts and _INNER_CAP.search(text):
+        for name in (w for w in WORD.findall(text) if _INNER_CAP.search(w)):
+            words += [stem(p.lower()) for p in _CAMEL.findall(name) if len(p) > 1 and p.lower() not in STOP]
+    return tuple(words)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -201,6 +201,17 @@ def test_a_numbered_section_title_a_chunk_opens_with_and_a_see_also_line_are_not
     assert "3.1.1" not in text and "page 25" not in text, text
 
 
+def test_a_camel_case_name_matches_the_words_it_is_made_of():
+    from assistant.llm.words import content_words
+
+    assert content_words("If TwoVoicesPerStaff is set", name_parts=True)[-4:] == ["two", "voic", "per", "staff"]
+    assert "staff" not in content_words("If TwoVoicesPerStaff is set")  # the rewriter and "not known" keep whole words
+    hit = Hit("c1", "lily.pdf", "Learning", "Some templates are built into LilyPond for choral music. If "
+              "TwoVoicesPerStaff is set to ##t, each staff shows both parts.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("satb.ly built-in template: how do I get two voices per staff?", [hit])
+    assert text.startswith("If TwoVoicesPerStaff is set to ##t"), text
+
+
 def test_a_latex_environment_line_is_code_not_an_answer():
     hit = Hit("c1", "amc.pdf", "AMC", "The environments questionmult and choices build a multiple choice question that "
               "may have several correct answers.\n\n\\begin{questionmult}{himalaya} Among the following which "
