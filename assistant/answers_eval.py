@@ -42,6 +42,7 @@ class AnswerRow:
     answer: str = ""
     not_known: bool = False
     right: bool = False  # answerable: holds an answer string; out of scope: refused
+    first_right: bool = False  # answerable: its first sentence holds one (what a listener hears first)
     cited: list[dict[str, Any]] = field(default_factory=list)
     cited_page_right: bool | None = None
     gold_in_context: bool | None = None
@@ -108,6 +109,8 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
     if q["kind"] == "answerable":
         places = _places(q)
         row.right = not refused and holds(a.text, [str(x) for x in q["answers"]])
+        said = split_sentences(re.sub(r"\s*\[\d+\]", "", a.text)) if not refused else []
+        row.first_right = bool(said) and holds(said[0], [str(x) for x in q["answers"]])
         if a.cited and not refused:
             first = a.cited[0]
             row.cited_page_right = _on_place(first.source_path, [_cited_page(assistant, first, a.text)], places)
@@ -158,6 +161,7 @@ def summarise(rows: list[AnswerRow]) -> dict[str, Any]:
                for w in sorted({r.why for r in oos}) for m in [[r for r in oos if r.why == w]]}  # fmt: skip
     return {
         "answerable_right": rate([r.right for r in en]),
+        "first_sentence_right": rate([r.first_right for r in en]),
         "answerable_right_de": rate([r.right for r in de]),
         "answerable_right_de_asked_de": rate([r.right for r in de if _asked_de(r)]),
         "out_of_scope_refused": rate([r.right for r in oos]),
@@ -256,7 +260,7 @@ def format_summary(s: dict[str, Any]) -> str:
     for f, v in s["per_file"].items():
         lines.append(f"| {f} | {v['n']} | {v['right']} | {v['cited_page_right']} | {v['gold_in_context']} |")
     lines.append("")
-    for k in ("answerable_right", "answerable_right_de", "answerable_right_de_asked_de", "out_of_scope_refused",
+    for k in ("answerable_right", "first_sentence_right", "answerable_right_de", "answerable_right_de_asked_de", "out_of_scope_refused",
               "near_domain_refused", "false_not_known", "cited_page_right", "gold_in_context", "gold_in_top5", "answer_in_context", "context_chars_p50", "sentences_p50",
               "at_most_two_sentences", "seconds_p50", "n_answerable", "n_out_of_scope"):  # fmt: skip
         lines.append(f"{k}: {s[k]}")

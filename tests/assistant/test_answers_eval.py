@@ -5,6 +5,7 @@ judged against strings and pages, a rerun that does not read the PDFs again, and
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import launch
@@ -58,6 +59,12 @@ def test_eval_answers_reads_asks_and_judges_real_pdfs(tmp_path, monkeypatch, cap
     assert rows["oos-01"]["right"] and rows["oos-01"]["not_known"]
     assert rows["oos-02"]["right"], rows["oos-02"]  # "MusicXML" is in neither PDF
     assert abs(result["answerable_right"] - sum(rows[q]["right"] for q in ("mime-01", "mime-02", "tasn-01")) / 3) < 1e-3
+    # the first sentence is what a listener hears first: it holds the answer only where the answer does
+    for row in rows.values():
+        first = re.split(r"(?<=\]\.)\s+", row["answer"])[0] if row["kind"] == "answerable" else ""
+        assert row["first_right"] == (row["kind"] == "answerable" and not row["not_known"]
+                                      and holds(first, QUESTIONS[[q["id"] for q in QUESTIONS].index(row["id"])]["answers"]))
+    assert result["first_sentence_right"] <= result["answerable_right"]
     assert "answerable_right:" in capsys.readouterr().out
     # a rerun reads nothing again: every file is unchanged in the library's cache
     assert launch.main(args) == 0
