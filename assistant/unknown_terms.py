@@ -13,8 +13,9 @@ camel case: "MuseScore" names a product. A question with
 such a term is not answered from the library: the trace says which term, and a user reads "your
 documents never mention …".
 
-Not for German questions: German compounds ("Gitarrentabulaturen") are rarely written in the
-library as the question joins them, and the vocabulary is English. Not for short words (< 4 letters).
+In a German question only a name written in camel case counts ("eine MusicXML-Datei"): German
+compounds ("Gitarrentabulaturen") are rarely written in the library as the question joins them, and
+the word list is English. Not for short words (< 4 letters).
 """
 
 from __future__ import annotations
@@ -119,15 +120,17 @@ def _by_length(common: frozenset[str]) -> dict[int, tuple[str, ...]]:
 
 
 def unknown_terms(question: str, vocabulary: Sequence[str] | None, common: frozenset[str] | None = None) -> list[str]:
-    """The question's rare terms that the library never mentions (none without a vocabulary, for a
-    German question, or without the English word list)."""
-    if not vocabulary or german(question):
+    """The question's rare terms that the library never mentions (none without a vocabulary or without
+    the English word list; in a German question, only its camel-case names)."""
+    if not vocabulary:
         return []
+    names = {w.lower() for w in WORD.findall(question) if _CAMEL.search(w)}
+    if german(question):  # only a product's name written in camel case ("eine MusicXML-Datei")
+        return [w for w in dict.fromkeys(names) if len(w) >= MIN_LETTERS and w.isalpha() and not known(w, vocabulary)]
     common = common_words() if common is None else common
     if not common:
         return []
     out: list[str] = []
-    names = {w.lower() for w in WORD.findall(question) if _CAMEL.search(w)}
     for w in dict.fromkeys(WORD.findall(question.lower())):
         if len(w) < MIN_LETTERS or not w.isalpha() or w in STOP or w in common:
             continue

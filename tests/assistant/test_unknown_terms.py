@@ -16,6 +16,10 @@ def test_words_the_library_holds_or_ordinary_words_are_not_terms():
     assert unknown_terms("How do I add a slur in LilyPond?", LIBRARY) == []
     assert unknown_terms("Can I import a file into Lillypond?", LIBRARY) == []  # a typo of a library word
     assert unknown_terms("How do I import a MusicXML file into LilyPond?", LIBRARY) == ["musicxml"]
+    # in German only a camel-case name counts: compounds are rarely written as the question joins them
+    assert unknown_terms("Wie importiere ich eine MusicXML-Datei in LilyPond?", LIBRARY) == ["musicxml"]
+    assert unknown_terms("Kann ich mit LilyPond Gitarrentabulaturen setzen?", LIBRARY) == []
+    assert unknown_terms("Wie setze ich einen Bindebogen in LilyPond?", LIBRARY) == []
 
 
 def test_a_name_one_letter_from_an_english_word_is_a_name_and_a_rare_misspelling_a_typo():
