@@ -356,8 +356,9 @@ def _block_weights(blocks: Sequence[Hit]) -> list[float]:
     return [1.0 / b for b in range(1, len(blocks) + 1)]
 
 
-# a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"
-_ITEM = re.compile(r"^(?:[-*•]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})\))\s+")
+# a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"; or an item's number
+# before a capital, the space after its dot lost in some PDFs: "4.The stylesheet adds …", "3. The …"
+_ITEM = re.compile(r"^(?:(?:[-*•]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})\))\s+|\d{1,2}\.\s*(?=[A-Z][a-z]))")
 
 
 def _cite(sentence: str, block: int) -> str:

@@ -212,6 +212,14 @@ def test_a_camel_case_name_matches_the_words_it_is_made_of():
     assert text.startswith("If TwoVoicesPerStaff is set to ##t"), text
 
 
+def test_a_numbered_items_number_is_not_read_out_even_without_its_space():
+    hit = Hit("c1", "docbook.pdf", "Reference", "3.The stylesheet removes the style wrapper element and writes the CSS "
+              "text to the output file. 4.The stylesheet adds a link element to the HTML HEAD element to reference "
+              "the external CSS stylesheet.", 0.8)
+    text = ExtractiveAnswerer(max_sentences=1).answer("how does the stylesheet link the css file in the HTML HEAD?", [hit])
+    assert text.startswith("The stylesheet adds a link element to the HTML HEAD element"), text
+
+
 def test_a_latex_environment_line_is_code_not_an_answer():
     hit = Hit("c1", "amc.pdf", "AMC", "The environments questionmult and choices build a multiple choice question that "
               "may have several correct answers.\n\n\\begin{questionmult}{himalaya} Among the following which "
