@@ -359,12 +359,14 @@ def _block_weights(blocks: Sequence[Hit]) -> list[float]:
 # a list's bullet, or a clause's number in parentheses: "(1)", "(a)", "(iv)", "2)"; or an item's number
 # before a capital, the space after its dot lost in some PDFs: "4.The stylesheet adds …", "3. The …"
 _ITEM = re.compile(r"^(?:(?:[-*•]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})\))\s+|\d{1,2}\.\s*(?=[A-Z][a-z]))")
+# the sections a changelog line is about: "9.1.1 No package is …", "2.3, 4.5 & 12.5 The copyright …"
+_SECTIONS = re.compile(r"^\d{1,2}(?:\.\d{1,2})+(?:\s*(?:,|&|and)\s*\d{1,2}(?:\.\d{1,2})+)*\s+(?=[A-Z][a-z])")
 
 
 def _cite(sentence: str, block: int) -> str:
     """'Text.' → 'Text [n].' (the citation inside the sentence's final punctuation)."""
     s = " ".join(sentence.split())
-    s = _ITEM.sub("", s)  # a list item or a numbered paragraph ("(1) Die Anmeldung …") is read as a sentence
+    s = _SECTIONS.sub("", _ITEM.sub("", s))  # a list item or a numbered paragraph ("(1) Die Anmeldung …") is read as a sentence
     body = s.rstrip(".!?:;…")  # "rise..." → "rise [n].": an ellipsis or "?!" is one ending
     end = next((c for c in s[len(body):] if c in "!?"), ".")
     return f"{body.rstrip() or s} [{block}]{end}"

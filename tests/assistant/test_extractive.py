@@ -218,6 +218,11 @@ def test_a_numbered_items_number_is_not_read_out_even_without_its_space():
               "the external CSS stylesheet.", 0.8)
     text = ExtractiveAnswerer(max_sentences=1).answer("how does the stylesheet link the css file in the HTML HEAD?", [hit])
     assert text.startswith("The stylesheet adds a link element to the HTML HEAD element"), text
+    # nor the sections a changelog line is about (Debian Policy's upgrading checklist)
+    log = Hit("c2", "policy.pdf", "Policy", "Released August, 2021.\n\n2.3, 4.5 & 12.5 The copyright information for "
+              "files in a package must be copied verbatim into the package's copyright file.", 0.8)
+    said = ExtractiveAnswerer(max_sentences=1).answer("where must the copyright information be copied verbatim?", [log])
+    assert said.startswith("The copyright information for files in a package must be copied verbatim"), said
 
 
 def test_a_latex_environment_line_is_code_not_an_answer():
