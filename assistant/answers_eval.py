@@ -125,7 +125,7 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
         row.gold_in_top5 = any(_on_place(h.source_path, h.pages, places) for h in hits[:5])
         row.gold_rank = next((i for i, h in enumerate(hits, 1) if _on_place(h.source_path, h.pages, places)), None)
         row.hit_chars = [len(h.chunk_text) for h in hits]
-        row.sentences = len(split_sentences(re.sub(r"\s*\[\d+\]", "", a.text))) if not refused else 0
+        row.sentences = len(said)
     else:
         row.right = refused
     return row

@@ -30,7 +30,7 @@ from pathlib import Path
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from assistant.llm.words import STOP, WORD
+from assistant.llm.words import CAMEL_NAME, STOP, WORD
 from assistant.word_match import german
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 MIN_LETTERS = 4
 TYPO_ZIPF = 1.6  # a word English text writes at least this often is a word, not a typo ("jupyter" 1.65, "cirus" 1.2)
 COMMON_ZIPF = 3.0  # … and this often, an ordinary English word even when the word list lacks it ("complicate" 3.3)
-_CAMEL = re.compile(r"[a-z][A-Z]")  # "MuseScore", "MusicXML", "LaTeX": a product's name
 
 
 @functools.lru_cache(maxsize=1)
@@ -124,9 +123,9 @@ def unknown_terms(question: str, vocabulary: Sequence[str] | None, common: froze
     the English word list; in a German question, only its camel-case names)."""
     if not vocabulary:
         return []
-    names = {w.lower() for w in WORD.findall(question) if _CAMEL.search(w)}
+    names = list(dict.fromkeys(w.lower() for w in WORD.findall(question) if CAMEL_NAME.search(w)))  # in the question's order
     if german(question):  # only a product's name written in camel case ("eine MusicXML-Datei")
-        return [w for w in dict.fromkeys(names) if len(w) >= MIN_LETTERS and w.isalpha() and not known(w, vocabulary)]
+        return [w for w in names if len(w) >= MIN_LETTERS and w.isalpha() and not known(w, vocabulary)]
     common = common_words() if common is None else common
     if not common:
         return []

@@ -63,15 +63,15 @@ def content_words(text: str, name_parts: bool = False) -> list[str]:
 
 
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_INNER_CAP = re.compile(r"[a-z][A-Z]")
+CAMEL_NAME = re.compile(r"[a-z][A-Z]")  # "MuseScore", "TwoVoicesPerStaff": a name, not words
 
 
 @functools.lru_cache(maxsize=2048)
 def _content_words(text: str, name_parts: bool = False) -> tuple[str, ...]:
     """Cached: a turn reads the same chunks' sentences in several stages (answerability, the answer, the prompt)."""
     words = [stem(w) for w in raw_content_words(text)]
-    if name_parts and _INNER_CAP.search(text):
-        for name in (w for w in WORD.findall(text) if _INNER_CAP.search(w)):
+    if name_parts and CAMEL_NAME.search(text):
+        for name in (w for w in WORD.findall(text) if CAMEL_NAME.search(w)):
             words += [stem(p.lower()) for p in _CAMEL.findall(name) if len(p) > 1 and p.lower() not in STOP]
     return tuple(words)
 
