@@ -185,7 +185,9 @@ class ExtractiveAnswerer:
         sentences = self.sentences(evidence)
         if not sentences:
             return [], (0.0 if self.embed is not None and self.similarity_candidates else None)
-        q_order = content_words(question, name_parts=True)
+        # a sentence's camel-case names give their parts ("two voices per staff" finds TwoVoicesPerStaff);
+        # the question's do not: its "LilyPond" would count three times ("lilypond", "lily", "pond")
+        q_order = content_words(question)
         q_words = set(q_order)
         texts = [content_words(f"{s.heading} {s.text}", name_parts=True) for s in sentences]  # "Attendance: Students must attend …"
         bags = [set(t) for t in texts]

@@ -210,6 +210,11 @@ def test_a_camel_case_name_matches_the_words_it_is_made_of():
               "TwoVoicesPerStaff is set to ##t, each staff shows both parts.", 0.8)
     text = ExtractiveAnswerer(max_sentences=1).answer("satb.ly built-in template: how do I get two voices per staff?", [hit])
     assert text.startswith("If TwoVoicesPerStaff is set to ##t"), text
+    # the question's own camel-case name counts once, not as "lilypond", "lily" and "pond"
+    lily = Hit("c2", "lily.pdf", "Learning", "LilyPond is a program for engraving music. Polyphony in LilyPond refers to having more than one voice on the same "
+               "staff. For triplets, there are three notes instead of two, so triplets have 3/2 as their fraction.", 0.8)
+    said = ExtractiveAnswerer(max_sentences=1).answer("How do I write triplets in LilyPond?", [lily])
+    assert said.startswith("For triplets, there are three notes"), said
 
 
 def test_a_numbered_items_number_is_not_read_out_even_without_its_space():
