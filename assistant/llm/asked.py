@@ -43,7 +43,11 @@ _REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|i
 _ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem jahr\b", re.I)
 # "which font does it use by default?" is answered by a sentence that states a default: "The default
 # line width is 0.5 bp", "Defaults to 300.", "… (default: USletter)", not one that only says the word
-_ASKS_DEFAULT = re.compile(r"\bdefault\b|\bstandardmäßig\b|\bvoreingestellt\b|\bstandardwert\b", re.I)
+# … or what happens when it is not given: "if I don't set RandomSeed?", "if I give none?"
+_ASKS_DEFAULT = re.compile(r"\bdefault\b|\bstandardmäßig\b|\bvoreingestellt\b|\bstandardwert\b|"
+                           r"\bif (?:i|you|we|one) (?:do ?n[o'’]?t|never) (?:set|specify|give|choose|pass|provide|write)\b|"
+                           r"\bif (?:i|you|we|one) (?:set|specify|give|write) (?:none|nothing|no \w+)\b|"
+                           r"\bwithout (?:setting|specifying|giving|choosing)\b", re.I)
 _STATES_DEFAULT = re.compile(
     r"(?<!by )\bdefault(?: value)?(?:\s+[\w.-]+){0,4}?\s+(?:is|are|will be|ist|sind)\s+\S|\bdefaults?\s+to\s+\S|"
     r"\(default:\s*\S|\((?:the|this is the) default\)|\b(?:is|are)\s+\S+(?:\s+\S+)?\s+by default\b|"
@@ -81,10 +85,11 @@ def lacks_asked_number(question: str, sentences: Sequence[str]) -> bool:
     return not any(pattern.search(s) for s in sentences)
 
 
-def answer_kind(question: str, sentence: str) -> bool:
+def answer_kind(question: str, sentence: str, about: str = "") -> bool:
     """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
-    hold (who/where), a year or a month (when), a cause (why), a stated default (… by default?).
-    False for other questions."""
+    hold (who/where), a year or a month (when), a cause (why), a stated default (… by default?, … if
+    I don't set it?) of the thing asked about (named in the sentence or in `about`, the definition
+    list entry it belongs to). False for other questions."""
     if _ASKS_NAME.search(question):
         asked = {stem(w.lower()) for w in WORD.findall(question)}
         words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
@@ -98,7 +103,7 @@ def answer_kind(question: str, sentence: str) -> bool:
         return bool(_REASON.search(sentence))
     if _ASKS_DEFAULT.search(question) and not _STEPS.search(question):
         # … of the thing asked about: another parameter's "(default: 0)" is no answer
-        shared = set(content_words(question)) & set(content_words(sentence))
+        shared = set(content_words(question)) & set(content_words(f"{about} {sentence}"))
         return bool(_STATES_DEFAULT.search(sentence)) and bool(shared - _DEFAULT_WORDS)
     return False
 

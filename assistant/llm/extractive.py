@@ -48,6 +48,7 @@ from assistant.llm.sentence_filters import (
     code_after,
     code_examples,
     code_like,
+    entry_term,
     figure_text,
     finished_part,
     fold,
@@ -122,7 +123,16 @@ class ExtractiveAnswerer:
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {fold(hit.title), fold(hit.section)} - {""}
             under = hit.section
-            for pos, sent in enumerate(with_first_items(whole_sentences(hit.chunk_text))):
+            text, cursor = hit.chunk_text, 0
+            entry, entry_para = "", -1  # the definition list entry a sentence describes, and its paragraph
+            for pos, sent in enumerate(with_first_items(whole_sentences(text))):
+                at = text.find(sent[:24], cursor)
+                cursor = at if at >= 0 else cursor
+                para = text.count("\n\n", 0, cursor)
+                if entry_term(sent):
+                    entry, entry_para = entry_term(sent), para
+                elif para != entry_para:  # the entry's paragraph, and a note right after it
+                    entry, entry_para = ("", -1) if para != entry_para + 1 or not sent.startswith("Note") else (entry, para)
                 caps, sent = glued_heading(sent)
                 if caps:
                     under = caps
@@ -148,7 +158,9 @@ class ExtractiveAnswerer:
                 if any(repeats(key, k) for k in seen):  # overlap between chunks repeats text
                     continue
                 seen.append(key)
-                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=under, section=hit.section))
+                # "If 0, the questions will always show …" is about the entry it belongs to (ShuffleQuestions)
+                out.append(ScoredSentence(sent, block, pos, 0.0, hit.source_path, heading=f"{under} {entry}".strip(),
+                                          section=hit.section, entry=entry))
             for j, example in enumerate(code_examples(hit.chunk_text)):
                 key = fold(example)  # it holds its introducing sentence: a repeat only of another example
                 if key and not any(repeats(key, k) for k in examples):
@@ -338,7 +350,7 @@ def _asked(question: str, sentences: Sequence[ScoredSentence]) -> tuple[np.ndarr
     where it holds the kind of answer asked for (a name, a date, a cause, a definition)."""
     asks = bool(ASKS_NUMBER.search(question))
     no_number = np.array([float(asks and not NUMBER.search(s.text)) for s in sentences])
-    kind = np.array([float(answer_kind(question, s.text) or defines(question, s.text)) for s in sentences])
+    kind = np.array([float(answer_kind(question, s.text, s.entry) or defines(question, s.text)) for s in sentences])
     return no_number, kind
 
 

@@ -34,6 +34,20 @@ _SECTION_REF = re.compile(r"\b(?:Section|Abschnitt|Chapter|Kapitel)\s+(?:[“\"�
 _VERB = re.compile(r"\b(is|are|was|were|can|must|should|will|ist|sind|kann|muss)\b")
 
 
+# a definition list's entry: one name, a colon, its description ("RandomSeed: One can modify …",
+# "extra: This priority is deprecated."); not a label that introduces what follows
+_ENTRY = re.compile(r"^([A-Za-z\\][\w.\\-]*[A-Za-z0-9]):\s+[\"“(]?[A-Za-z]")
+_LABELS = frozenset("note notes example examples warning caution tip important hint see usage syntax description "
+                    "default defaults remark remarks result results solution answer question "
+                    "hinweis beispiel achtung".split())
+
+
+def entry_term(sentence: str) -> str:
+    """The name a definition list's entry opens with, or ""."""
+    m = _ENTRY.match(sentence)
+    return m.group(1) if m and m.group(1).lower() not in _LABELS and len(m.group(1)) <= 40 else ""
+
+
 _NUMBERED_HEAD = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)+\.?\s+\S")  # "3.1.1 Bar lines and bar checks", "A.8.1 Jazz combo"
 NUMBERED_HEAD_WORDS = 12
 

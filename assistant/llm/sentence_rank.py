@@ -55,6 +55,7 @@ class ScoredSentence:
     similarity: float | None = None  # embedding cosine to the question (when embedded)
     heading: str = ""  # the heading it stands under in its chunk: what the sentence is about
     section: str = ""  # its chunk's section path ("HTML Parameter Reference › Chunking › root.filename")
+    entry: str = ""  # the definition list entry it describes ("RandomSeed"), when it is one's
 
 
 @dataclass(frozen=True)

@@ -486,3 +486,22 @@ def test_a_list_item_that_goes_on_in_the_next_is_not_quoted_as_a_sentence():
     pieces = [s.text for s in ExtractiveAnswerer().sentences([hit])]
     assert not any(p.endswith(",") for p in pieces), pieces
     assert any(p.startswith("The students can also be asked to code the numerical answer") for p in pieces), pieces
+
+
+def test_a_definition_list_entrys_sentences_are_about_its_name():
+    # AMC's options: "Name: description." then more sentences, and a note, about that name
+    hit = Hit("c1", "amc.pdf", "AMC-TXT syntax › General options",
+              "ShuffleQuestions: If 1 (default), questions will be shuffled so that their order is different from one "
+              "sheet to the other. If 0, the questions will always show with the same order as in your file.\n\n"
+              "RandomSeed: One can modify the seed of the random number generator used to produce the shuffle, thanks "
+              "to the option. If the value that is assigned (to be chosen between 1 and 4194303) is modified, then the "
+              "shuffling will differ.\n\nNote The value is saved in the xy file. The default value is equal to 1527384.\n\n"
+              "Columns: Give a positive integer value n to get a subject with n columns. The value 0 is not allowed.", 0.8)
+    answerer = ExtractiveAnswerer(max_sentences=1)
+    said = answerer.answer("What happens if ShuffleQuestions is set to 0?", [hit])
+    assert said.startswith("If 0, the questions will always show with the same order"), said
+    # "if I don't set it" asks for the default; the note's default is RandomSeed's, not the next entry's
+    said = answerer.answer("which random seed does AMC use for the shuffle if I don't set RandomSeed?", [hit])
+    assert said.startswith("The default value is equal to 1527384"), said
+    said = answerer.answer("Which values can RandomSeed take?", [hit])
+    assert said.startswith("If the value that is assigned (to be chosen between 1 and 4194303)"), said
