@@ -157,6 +157,9 @@ def whole_sentences(text: str) -> list[str]:
         elif not ends_sentence(out[-1]) and (len(out[-1].split()) >= _MIN_BROKEN or _leans_on_next(out[-1])
                                              or (kept_before and out[-1] != pieces[0] and _goes_on(out[-1], piece))):
             out[-1] = out[-1] + " " + piece
+        elif kept_before and out[-1].endswith(";") and _goes_on(out[-1], piece):
+            # a code line ends the sentence's first half: "… with the command import x11colors;" ¶ "and the …"
+            out[-1] = out[-1] + " " + piece
         elif kept_before and _term(out[-1]) and _whole(piece) and _opens(piece):  # a definition: "REJECT" ¶ "directs the scanner …"
             out[-1] = out[-1] + " " + piece
         elif kept_before and ends_sentence(out[-1]) and _whole(piece, _MIN_BROKEN) and _opens(piece):

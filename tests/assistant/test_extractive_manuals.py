@@ -30,6 +30,18 @@ def test_a_definition_under_its_term_is_one_whole_sentence():
     assert answer.startswith("REJECT directs the scanner to proceed on to the second best rule"), answer
 
 
+def test_a_sentence_goes_on_after_a_code_line_ending_in_a_semicolon():
+    # Asymptote's manual: the code of each half stands on a line of its own
+    text = ("The standard 140 RGB X11 colors can be imported with the command\n\nimport x11colors;\n\nand the standard "
+            "68 CMYK TEX colors can be imported with the command\n\nimport texcolors;\n\nNote that there is some "
+            "overlap between these two standards.")
+    assert whole_sentences(text)[0] == ("The standard 140 RGB X11 colors can be imported with the command import "
+                                        "x11colors; and the standard 68 CMYK TEX colors can be imported with the "
+                                        "command import texcolors;")
+    answer = ExtractiveAnswerer().answer("How do I import the standard CMYK TeX colors?", [_hit(text, "asymptote.pdf")])
+    assert "import texcolors" in answer, answer
+
+
 def test_a_sentence_opening_with_a_command_is_kept_and_the_rest_of_a_cut_one_is_not():
     text = (
         "The title is centred at the top.\n\nset title adds a title to the plot and keeps it for every "
