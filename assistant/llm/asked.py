@@ -19,6 +19,7 @@ _FACTUAL = re.compile(
 )
 ASKS_NUMBER = re.compile(
     r"\b(how (much|many|long|old|far|big|large|often|tall|high)|when|what (year|date|time|percentage)|"
+    r"(which|what) (?:[\w-]+ )?(range|port)|"
     r"in (what|which) year|wie (viele?|lange|alt|hoch|gro(ß|ss))|wann|in welchem jahr)\b",
     re.IGNORECASE,
 )

@@ -505,3 +505,12 @@ def test_a_definition_list_entrys_sentences_are_about_its_name():
     assert said.startswith("The default value is equal to 1527384"), said
     said = answerer.answer("Which values can RandomSeed take?", [hit])
     assert said.startswith("If the value that is assigned (to be chosen between 1 and 4194303)"), said
+
+
+def test_a_question_for_a_range_is_answered_by_one():
+    hit = Hit("c1", "policy.pdf", "Users and groups", "Packages which need a user or group, but can have this user or "
+              "group allocated dynamically and differently on each system, should use adduser --system to create the "
+              "group and/or user.\n\n100-999: Dynamically allocated system users and groups.\n\n1000-59999: "
+              "Dynamically allocated user accounts.", 0.8)
+    said = ExtractiveAnswerer(max_sentences=1).answer("Which UID range does Debian give dynamically allocated system users?", [hit])
+    assert said.startswith("100-999: Dynamically allocated system users"), said
