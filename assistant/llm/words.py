@@ -50,9 +50,19 @@ _IRREGULAR = {
 _DOUBLED = re.compile(r"([bdgmnprt])\1$")
 
 
+# a contraction's ending is no word of its own: "what's" is "what", "doesn't" "does", "LilyPond's" "LilyPond"
+_CONTRACTION = re.compile(r"\b(can|won)['’]t\b|n['’]t\b|['’](?:s|d|ll|re|ve|m)\b", re.I)
+_UNCONTRACTED = {"can": "can", "won": "will"}
+
+
+def _uncontracted(m: re.Match[str]) -> str:
+    return _UNCONTRACTED.get((m.group(1) or "").lower(), "")
+
+
 def raw_content_words(text: str) -> list[str]:
     """The words of `text` that are not stop words, lower-cased, unstemmed."""
-    return [w for w in WORD.findall(text.lower()) if w not in STOP and w != "_"]
+    text = _CONTRACTION.sub(_uncontracted, text.lower()) if "'" in text or "’" in text else text.lower()
+    return [w for w in WORD.findall(text) if w not in STOP and w != "_"]
 
 
 def content_words(text: str, name_parts: bool = False) -> list[str]:

@@ -31,3 +31,10 @@ def test_a_shortened_word_is_its_full_form():
               "number of students per test is limited to 4,095.", 0.8)
     text = ExtractiveAnswerer(max_sentences=1).answer("whats the max number of students in a test?", [hit])
     assert text.startswith("The maximum number of students per test is limited to 4,095"), text
+
+
+def test_a_contractions_ending_is_no_word():
+    # "what's the default mode?" is two words: a short question without a subject (a follow-up)
+    assert content_words("what's the default mode?") == ["default", "mod"]
+    assert content_words("Why doesn't LilyPond’s beam work? I can't, it'd, we'll, you're, I've, I'm") == [
+        "lilypond", "beam", "work"]
