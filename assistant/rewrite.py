@@ -340,7 +340,7 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
 
 _OBJECT_HER = re.compile(r"\s*([?.!,;:]|$|(to|for|with|in|at|on|from|about|by|after|before|and|or|when|as)\b)", re.I)
 _WEAK = ("ellipsis", "topic")  # follow-ups found by what they lack, not by a word that points back
-TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic")  # follow-ups that name the topic beside the referent
+TOPIC_REASONS = ("pronoun", "ellipsis", "more", "deictic", "topic", "continuation", "what-about", "one")  # follow-ups that name the topic beside the referent
 _REFERRING = frozenset(content_words(" ".join(ORDINALS) + " number item point option step source result thing "
                                      "else details elaborate continue expand"))
 _MORE_DETAILS = re.compile(r"\s+more details$", re.I)

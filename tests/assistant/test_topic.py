@@ -92,3 +92,15 @@ def test_the_topic_is_kept_when_the_memory_folds_the_opening_away(tmp_path):
     assert "The Cult" in _query(session, "How was it settled?")
     assert with_topic("How was it settled (The Cult)?", "How was it settled?", topic_of_conversation(
         session.memory.questions)) == "How was it settled (The Cult)?"  # fmt: skip
+
+
+def test_and_x_keeps_the_topic_and_an_answers_one_letter_name_is_no_referent(tmp_path):
+    session = Session.from_config(make_config(tmp_path))
+    session.remember(Exchange(user="Which language are LilyPond note names in by default?", query="",
+                              assistant="The default input language for note names is ‘nederlands’ (Dutch). A note name "
+                                        "consists of a base name referring to the steps of the C major scale."))  # fmt: skip
+    query = _query(session, "how do I write a sharp?")
+    assert query == "how do I write a sharp (LilyPond)?", query  # not "(C)": a note, not what is asked about
+    session.remember(Exchange(user="how do I write a sharp?", query=query,
+                              assistant="A sharp pitch is made by adding ‘is’ to the name."))  # fmt: skip
+    assert _query(session, "and a flat?") == "how do I write a flat (LilyPond)?"
