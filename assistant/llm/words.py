@@ -93,5 +93,7 @@ def stem(w: str) -> str:
     for suffix in ("ing", "ed", "es", "s", "en", "er", "e"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             base = w[: -len(suffix)]
-            return base[:-1] if len(suffix) > 1 and _DOUBLED.search(base) else base  # "winner" → "win"
-    return w
+            w = base[:-1] if len(suffix) > 1 and _DOUBLED.search(base) else base  # "winner" → "win"
+            break
+    # British spelling doubles a final l before a suffix ("controlled", "labelled"): one l for every form
+    return w[:-1] if w.endswith("ll") and len(w) > 4 else w

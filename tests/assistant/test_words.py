@@ -15,6 +15,7 @@ def test_the_forms_of_a_verb_share_one_stem():
         stems = {stem(w) for w in forms.split()}
         assert len(stems) == 1, (forms, stems)
     assert stem("dresses") == "dress" and stem("fitted") == "fit"  # only the doubling a suffix made goes
+    assert stem("controlled") == stem("control") and stem("labelled") == stem("label") and stem("filled") == "fill"
     assert content_words("Who wrote the song?") == ["writ", "song"]
 
 
