@@ -37,6 +37,9 @@ _ASKS_NAME = re.compile(r"^\s*(who|whom|whose|where|wer|wen|wem|wessen|wo|woher|
 _ASKS_PLACE = re.compile(r"^\s*(where|wo|woher|wohin)\b|\bwhere\b", re.I)
 _PLACE = re.compile(r"(?:^|\s)~?/[\w.-]+/|https?://|\b(mailing list|channel|forum|directory|folder|website|"
                     r"Mailingliste|Verzeichnis|Ordner)\b", re.I)
+# "what should the symbols file be called?" asks for a name: "… a symbols file named debian/package.symbols"
+_ASKS_CALLED = re.compile(r"^\s*what\b.*\b(called|named)\s*\??\s*$", re.I)
+_NAMING = re.compile(r"\b(named|called)\s+[\"“‘']?[\w./~-]*[\w/.~][\w./-]*", re.I)
 # a why question is answered by a sentence giving a cause ("… as this will cause cron to ignore the file")
 _ASKS_REASON = re.compile(r"^\s*(why|warum|wieso|weshalb)\b|\bwhy\b", re.I)
 _REASON = re.compile(r"\b(because|caus(e|es|ed|ing)|due to|as a result|so that|in order to|therefore|otherwise|reason|"
@@ -90,7 +93,7 @@ def answer_kind(question: str, sentence: str, about: str = "") -> bool:
     """Whether `sentence` holds the kind of answer `question` asks for: a name the question does not
     hold (who/where), a year or a month (when), a cause (why), a stated default (… by default?, … if
     I don't set it?) of the thing asked about (named in the sentence or in `about`, the definition
-    list entry it belongs to). False for other questions."""
+    list entry it belongs to), what a thing is named ("what should it be called?"). False for other questions."""
     if _ASKS_NAME.search(question):
         asked = {stem(w.lower()) for w in WORD.findall(question)}
         words = (w.strip("\"'“”‘’()[],.;:!?") for w in sentence.split()[1:])  # the first is capitalised anyway
@@ -106,6 +109,8 @@ def answer_kind(question: str, sentence: str, about: str = "") -> bool:
         # … of the thing asked about: another parameter's "(default: 0)" is no answer
         shared = set(content_words(question)) & set(content_words(f"{about} {sentence}"))
         return bool(_STATES_DEFAULT.search(sentence)) and bool(shared - _DEFAULT_WORDS)
+    if _ASKS_CALLED.search(question):
+        return bool(_NAMING.search(sentence))
     return False
 
 

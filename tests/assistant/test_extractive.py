@@ -514,3 +514,12 @@ def test_a_question_for_a_range_is_answered_by_one():
               "Dynamically allocated user accounts.", 0.8)
     said = ExtractiveAnswerer(max_sentences=1).answer("Which UID range does Debian give dynamically allocated system users?", [hit])
     assert said.startswith("100-999: Dynamically allocated system users"), said
+
+
+def test_what_a_thing_should_be_called_is_answered_by_its_name():
+    hit = Hit("c1", "policy.pdf", "Shared libraries", "You must include either a symbols control file or a shlibs control "
+              "file. Normally, this is done by creating a symbols in the source package named debian/package.symbols or "
+              "debian/symbols. This file may use the extended syntax documented in dpkg-gensymbols(1). Then, call "
+              "dpkg-gensymbols on the symbols file as part of the source package's build.", 0.8)
+    said = ExtractiveAnswerer(max_sentences=1).answer("what should the symbols file in my source package be called?", [hit])
+    assert "named debian/package.symbols" in said.split(" [1]")[0], said  # not "Then, call dpkg-gensymbols …"
