@@ -523,3 +523,17 @@ def test_what_a_thing_should_be_called_is_answered_by_its_name():
               "dpkg-gensymbols on the symbols file as part of the source package's build.", 0.8)
     said = ExtractiveAnswerer(max_sentences=1).answer("what should the symbols file in my source package be called?", [hit])
     assert "named debian/package.symbols" in said.split(" [1]")[0], said  # not "Then, call dpkg-gensymbols …"
+
+
+def test_a_later_blocks_sentence_holding_far_more_of_the_question_goes_first():
+    # Debian Policy: the chunk listing the DEB_BUILD_OPTIONS tags ranks fourth
+    top = [Hit(f"c{i}", "policy.pdf", "Policy", text, 0.9 - i / 10, section="4.9.1 debian/rules and DEB_BUILD_OPTIONS")
+           for i, text in enumerate([
+        "The same tag should not be given multiple times with conflicting values. Package maintainers may assume "
+        "that DEB_BUILD_OPTIONS will not contain conflicting tags.",
+        "Each flag must be in the form flag or flag=options. If multiple flags are given, they must be separated by whitespace.",
+        "New DEB_BUILD_OPTIONS tag, nodoc, which says to suppress documentation generation.",
+        "nostrip: This tag means that the debugging symbols should not be stripped from the binary during "
+        "installation, so that debugging information may be included in the package."])]
+    said = ExtractiveAnswerer(max_sentences=1).answer("Which DEB_BUILD_OPTIONS tag keeps the debugging symbols in the binary?", top)
+    assert said.startswith("nostrip: This tag means that the debugging symbols"), said
