@@ -18,6 +18,8 @@ STOP = frozenset(
     each few more most other some such only own same just also up down out off tell please know
     much many get got go goes going need needs want wants someone anyone something anything people
     thing things way ways use used using make made get one ones us am
+    between through during before after above below while because until against though although unless whether
+    either neither yet via onto upon within without across along among toward towards instead rather even still
     der die das den dem des ein eine einer eines einem einen und oder aber wenn von zu im in am an auf
     mit für aus als ist sind war waren wird werden wurde wurden hat haben hatte ich wir sie er es ihr
     was welche welcher welches wer wen wem wann wo warum wie nicht kein keine so auch nur noch bei nach

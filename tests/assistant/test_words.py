@@ -39,3 +39,7 @@ def test_a_contractions_ending_is_no_word():
     assert content_words("what's the default mode?") == ["default", "mod"]
     assert content_words("Why doesn't LilyPond’s beam work? I can't, it'd, we'll, you're, I've, I'm") == [
         "lilypond", "beam", "work"]
+    # nor is a preposition or a conjunction ("Ossia are often written without clef" shares nothing with
+    # "a note without a duration")
+    assert content_words("a note without a duration, after the first one, between two bars") == [
+        "not", "duration", "first", "two", "bar"]
