@@ -42,10 +42,17 @@ _LABELS = frozenset("note notes example examples warning caution tip important h
                     "hinweis beispiel achtung".split())
 
 
+# a command-line option's entry: "--bw-threshold threshold This parameter is used when …"
+_OPTION_ENTRY = re.compile(r"^(--?[a-z][\w-]*[a-z0-9])(?:[ =][a-z_]+)?\s+[A-Za-z]")
+
+
 def entry_term(sentence: str) -> str:
-    """The name a definition list's entry opens with, or ""."""
+    """The name a definition list's entry opens with (a term and a colon, or a command-line option), or ""."""
     m = _ENTRY.match(sentence)
-    return m.group(1) if m and m.group(1).lower() not in _LABELS and len(m.group(1)) <= 40 else ""
+    if m and m.group(1).lower() not in _LABELS and len(m.group(1)) <= 40:
+        return m.group(1)
+    m = _OPTION_ENTRY.match(sentence)
+    return m.group(1) if m else ""
 
 
 _NUMBERED_HEAD = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)+\.?\s+\S")  # "3.1.1 Bar lines and bar checks", "A.8.1 Jazz combo"

@@ -537,3 +537,13 @@ def test_a_later_blocks_sentence_holding_far_more_of_the_question_goes_first():
         "installation, so that debugging information may be included in the package."])]
     said = ExtractiveAnswerer(max_sentences=1).answer("Which DEB_BUILD_OPTIONS tag keeps the debugging symbols in the binary?", top)
     assert said.startswith("nostrip: This tag means that the debugging symbols"), said
+
+
+def test_a_command_line_options_sentences_are_about_the_option():
+    hit = Hit("c1", "amc.pdf", "auto-multiple-choice-analyse", "Some parameters for data capture may be set using the "
+              "following options:\n\n--prop proportion sets the proportion of each box that will be measured to decide if "
+              "the box is ticked or not. Default value is 0.8.\n\n--bw-threshold threshold This parameter is used when "
+              "converting the grayscale scan file to black and white. The threshold must be between 0 and 1. The default "
+              "value is 0.6.", 0.8)
+    said = ExtractiveAnswerer(max_sentences=1).answer("what is the default black and white threshold used when converting scans?", [hit])
+    assert said.startswith("The default value is 0.6"), said  # not --prop's "Default value is 0.8."
