@@ -74,7 +74,10 @@ def antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
     name line (with its synopsis) of the reference page whose description `best` opens."""
     # a reference page's description ("Sets the path to …") is about the name line above it
     names = [s for s in ranked if s.block == best.block and s.position < best.position and NAME_LINE.match(s.text)]
-    if names and not NAME_LINE.match(best.text):
+    right_before = next((s for s in ranked if s.block == best.block and s.position == best.position - 1), None)
+    # "That's the purpose of the bibliography.collection parameter." is about the sentence right before it
+    leans = _ANAPHOR.match(best.text) is not None and right_before is not None and not NAME_LINE.match(right_before.text)
+    if names and not NAME_LINE.match(best.text) and not leans:
         return max(names, key=lambda s: s.position)
     if not (_ANAPHOR.match(best.text) or (_NAMES_BACK.search(best.text) and not entry_named(best))):
         return None

@@ -547,3 +547,12 @@ def test_a_command_line_options_sentences_are_about_the_option():
               "value is 0.6.", 0.8)
     said = ExtractiveAnswerer(max_sentences=1).answer("what is the default black and white threshold used when converting scans?", [hit])
     assert said.startswith("The default value is 0.6"), said  # not --prop's "Default value is 0.8."
+
+
+def test_a_sentence_that_points_back_follows_the_sentence_before_it_not_the_entrys_name():
+    hit = Hit("c1", "docbook.pdf", "Bibliography", "bibliography.collection — Name of the bibliography collection file "
+              "(default: bibliography.xml). Maintaining bibliography entries across a set of documents is tedious. It "
+              "makes much more sense, usually, to store all of the bibliography entries in a single place and simply "
+              "extract the ones you need in each document. That's the purpose of the bibliography.collection parameter.", 0.8)
+    said = ExtractiveAnswerer().answer("what is the bibliography.collection parameter for?", [hit])
+    assert said.startswith("It makes much more sense, usually, to store all of the bibliography entries in a single place"), said
