@@ -2,7 +2,8 @@
 defines what a "what is X" question asks about goes first; a best sentence that refers back ("This
 tag says …", "You can set this value …") gets the sentence it refers to in front of it; a short
 value line right after it ("Defaults to 300.") follows it; a reference entry's description that
-speaks of "this parameter" is prefixed with the entry's name."""
+speaks of "this parameter" is prefixed with the entry's name; a later context block's sentence that
+holds far more of the question than the best ones goes first (`later_match`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import re
 from collections.abc import Sequence
 
 from assistant.llm.asked import defines
-from assistant.llm.sentence_filters import value_row
+from assistant.llm.sentence_filters import MIN_WORDS, code_like, is_heading, value_row
 from assistant.llm.sentence_rank import ScoredSentence
-from knowledge.sentences import NAME_LINE, ends_sentence
-from knowledge.types import SECTION_SEP
+from assistant.llm.words import content_words
+from knowledge.sentences import NAME_LINE, ends_sentence, whole_sentences
+from knowledge.types import SECTION_SEP, Hit
 
 FOLLOW_ON_WORDS = 8  # a sentence this short right after the best one finishes it
+# a later block's sentence goes first when it holds this share more of the question's words than each of the three
+# best ranked ones (0.4: the select halves unchanged, 0.3 lost a cited page there; manuals conversations +1, +1)
+LATER_COVERAGE = 0.4
 
 _ANAPHOR = re.compile(r"^\W*(this|these|that|those|it|its|they|their|such|thus|hence|otherwise|then|likewise|"
                       r"similarly|in (this|that|such a) case|the (latter|former))\b", re.I)
@@ -90,3 +95,23 @@ def antecedent(best: ScoredSentence, ranked: Sequence[ScoredSentence]) -> Scored
     if before is None or len(before.text.split()) > 35 or "•" in before.text or before.text.count(";") > 1:
         return None  # a list or a run of items before it: not what "this" names
     return before
+
+
+def later_match(q_words: set[str], later: Sequence[Hit], first_block: int, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """`ranked` with a sentence of the `later` context blocks (numbered from `first_block`) in front when it
+    holds `LATER_COVERAGE` more of the question's words than each of the three best ranked sentences: a
+    definition list's entry whose chunk ranks low ("nostrip: This tag means that the debugging symbols
+    should not be stripped from the binary …" for "Which DEB_BUILD_OPTIONS tag keeps the debugging symbols?")."""
+    if not ranked or not q_words:
+        return ranked
+    best = max(s.coverage for s in ranked[:3])  # the sentences about to be said
+    found: ScoredSentence | None = None
+    for block, hit in enumerate(later, start=first_block):
+        for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
+            if code_like(sent) or len(sent.split()) < MIN_WORDS or is_heading(sent):
+                continue
+            cov = len(set(content_words(f"{hit.section} {sent}", name_parts=True)) & q_words) / len(q_words)
+            if cov >= best + LATER_COVERAGE and (found is None or cov > found.coverage):
+                found = ScoredSentence(sent, block, pos, ranked[0].score + 1e-6, hit.source_path,
+                                       heading=hit.section, section=hit.section, coverage=cov)
+    return [found, *ranked] if found else ranked

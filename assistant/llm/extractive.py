@@ -41,7 +41,7 @@ from assistant.llm.asked import (
     is_factual,
     lacks_asked_number,
 )
-from assistant.llm.companions import antecedent, definition_first, entry_named, follow_on
+from assistant.llm.companions import antecedent, definition_first, entry_named, follow_on, later_match
 from assistant.llm.sentence_filters import (
     MIN_WORDS,
     POINTER,
@@ -81,9 +81,6 @@ __all__ = ["ExtractiveAnswerer", "ScoredSentence", "answer_kind", "content_words
            "raw_content_words", "split_sentences", "stem"]
 
 LATER_BLOCKS = 8  # context blocks a definition is looked for in (the prompt's)
-# a later block's sentence goes first when it holds this share more of the question's words than each of the three
-# best ranked ones (0.4: the select halves unchanged, 0.3 lost a cited page there; manuals conversations +1, +1)
-LATER_COVERAGE = 0.4
 CODE_POSITION = 10_000  # code examples are numbered apart: no prose sentence stands next to one
 
 
@@ -265,7 +262,8 @@ class ExtractiveAnswerer:
         for s, value in zip(sentences, self.weights.score(x) + cosine, strict=True):
             s.score = float(value)
         ranked = sorted(sentences, key=lambda s: (-s.score, s.block, s.position))
-        return self._with_later_match(q_words, evidence, self._with_later_definition(question, evidence, ranked)), best_sim
+        ranked = self._with_later_definition(question, evidence, ranked)
+        return later_match(q_words, evidence[self.max_hits : LATER_BLOCKS], self.max_hits + 1, ranked), best_sim
 
     def _with_later_definition(self, question: str, evidence: Sequence[Hit], ranked: list[ScoredSentence]) -> list[ScoredSentence]:
         """A "what is X" question none of the top chunks' sentences defines X for: the first sentence
@@ -281,25 +279,6 @@ class ExtractiveAnswerer:
                                            heading=hit.section, section=hit.section)  # fmt: skip
                     return [*ranked, found]
         return ranked
-
-    def _with_later_match(self, q_words: set[str], evidence: Sequence[Hit], ranked: list[ScoredSentence]) -> list[ScoredSentence]:
-        """A sentence of a later context block (4–8) that holds `LATER_COVERAGE` more of the question's
-        words than each of the three best ranked sentences goes first: a definition list's entry whose
-        chunk ranks low ("nostrip: This tag means that the debugging symbols should not be stripped
-        from the binary …" for "Which DEB_BUILD_OPTIONS tag keeps the debugging symbols in the binary?")."""
-        if not ranked or not q_words:
-            return ranked
-        best = max(s.coverage for s in ranked[:3])  # the sentences about to be said
-        found: ScoredSentence | None = None
-        for block, hit in enumerate(evidence[self.max_hits : LATER_BLOCKS], start=self.max_hits + 1):
-            for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
-                if code_like(sent) or len(sent.split()) < MIN_WORDS or is_heading(sent):
-                    continue
-                cov = len(set(content_words(f"{hit.section} {sent}", name_parts=True)) & q_words) / len(q_words)
-                if cov >= best + LATER_COVERAGE and (found is None or cov > found.coverage):
-                    found = ScoredSentence(sent, block, pos, ranked[0].score + 1e-6, hit.source_path,
-                                           heading=hit.section, section=hit.section, coverage=cov)
-        return [found, *ranked] if found else ranked
 
     @staticmethod
     def features(sentences: Sequence[ScoredSentence], texts: Sequence[list[str]], q_order: list[str], overlap: np.ndarray,
