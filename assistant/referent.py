@@ -237,7 +237,7 @@ def _salient(said: tuple[tuple[str, str, str], ...], summary: str) -> tuple[Cand
         asked = ex.user if ex.query == ex.user else f"{ex.user}. {ex.query}"
         # a one-letter name an answer says ("the C major scale", "the half-note D") is a note, a grade, a
         # label: a referent only once the person's question says it too ("an R session")
-        told = [n for n in names_in(ex.assistant, known) if len(n) > 1 or re.search(rf"\b{re.escape(n)}\b", asked)]
+        told = [t for t in names_in(ex.assistant, known) if len(t) > 1 or re.search(rf"\b{re.escape(t)}\b", asked)]
         named = names_in(asked, known) + told + terms_in(asked) + terms_in(ex.assistant)
         for text, name in [(t, True) for t in named] + [(t, False) for t in phrases_in(ADDED.sub("", ex.query or ex.user))]:
             key = _key(text)

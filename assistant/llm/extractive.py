@@ -48,7 +48,7 @@ from assistant.llm.sentence_filters import (
     code_after,
     code_examples,
     code_like,
-    entry_term,
+    entries_of,
     figure_text,
     finished_part,
     fold,
@@ -123,16 +123,8 @@ class ExtractiveAnswerer:
         for block, hit in enumerate(evidence[: self.max_hits], start=1):
             headings = {fold(hit.title), fold(hit.section)} - {""}
             under = hit.section
-            text, cursor = hit.chunk_text, 0
-            entry, entry_para = "", -1  # the definition list entry a sentence describes, and its paragraph
-            for pos, sent in enumerate(with_first_items(whole_sentences(text))):
-                at = text.find(sent[:24], cursor)
-                cursor = at if at >= 0 else cursor
-                para = text.count("\n\n", 0, cursor)
-                if entry_term(sent):
-                    entry, entry_para = entry_term(sent), para
-                elif para != entry_para:  # the entry's paragraph, and a note right after it
-                    entry, entry_para = ("", -1) if para != entry_para + 1 or not sent.startswith("Note") else (entry, para)
+            pieces = with_first_items(whole_sentences(hit.chunk_text))
+            for pos, (sent, entry) in enumerate(zip(pieces, entries_of(hit.chunk_text, pieces), strict=True)):
                 caps, sent = glued_heading(sent)
                 if caps:
                     under = caps

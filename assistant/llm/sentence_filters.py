@@ -55,6 +55,25 @@ def entry_term(sentence: str) -> str:
     return m.group(1) if m else ""
 
 
+def entries_of(text: str, pieces: list[str]) -> list[str]:
+    """For each of `text`'s sentences (`pieces`, in order), the definition list entry it describes ("" for
+    none): an entry's own sentence, the rest of its paragraph, and a note right after it."""
+    out: list[str] = []
+    entry, entry_para, para, cursor = "", -1, 0, 0
+    for piece in pieces:
+        at = text.find(piece[:24], cursor)
+        if at >= 0:  # a piece the reader rejoined may not be found: it stays in the paragraph before
+            para += text.count("\n\n", cursor, at)
+            cursor = at
+        term = entry_term(piece)
+        if term:
+            entry, entry_para = term, para
+        elif para != entry_para:
+            entry, entry_para = (entry, para) if para == entry_para + 1 and piece.startswith("Note") else ("", -1)
+        out.append(entry)
+    return out
+
+
 _NUMBERED_HEAD = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)+\.?\s+\S")  # "3.1.1 Bar lines and bar checks", "A.8.1 Jazz combo"
 NUMBERED_HEAD_WORDS = 12
 
