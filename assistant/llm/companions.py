@@ -107,6 +107,10 @@ def later_match(q_words: set[str], later: Sequence[Hit], first_block: int, ranke
     best = max(s.coverage for s in ranked[:3])  # the sentences about to be said
     found: ScoredSentence | None = None
     for block, hit in enumerate(later, start=first_block):
+        # no sentence holds more of the question than its whole chunk does: most chunks are passed over unread
+        whole = set(content_words(f"{hit.section} {hit.chunk_text}", name_parts=True)) & q_words
+        if len(whole) / len(q_words) < best + LATER_COVERAGE:
+            continue
         for pos, sent in enumerate(whole_sentences(hit.chunk_text)):
             if code_like(sent) or len(sent.split()) < MIN_WORDS or is_heading(sent):
                 continue
