@@ -27,7 +27,7 @@ from assistant.events import NOT_KNOWN
 from assistant.items import ORDINALS, pick_item
 from assistant.llm.base import Message
 from assistant.llm.words import content_words
-from assistant.memory import CITATION, ConversationMemory, Exchange
+from assistant.memory import ADDED, CITATION, ConversationMemory, Exchange
 from assistant.referent import mid_capitals, names_in, referent
 from assistant.subject import PRONOUN, has_own_subject, new_subject
 from assistant.swap import AUXILIARIES, swap
@@ -56,6 +56,8 @@ _TERM = re.compile(r"^\s*(what|who|when|where)\s+(is|are|was|were)\s+(?!the\b|th
 ELLIPSIS_WORDS = 2  # content words: up to this many, a question without a subject leans on the conversation
 _ABOUT = re.compile(r"^(and\s+)?(what|how) about\b\s*(?P<rest>.*)$", re.I)
 _AND = re.compile(r"^(and|also|but|so|then)\b\s*(?P<rest>.*)$", re.I)
+# "and the notes after it?", "and its group?": a noun phrase (a verb would start "and turn them back on?")
+_NOUN_PHRASE = re.compile(r"^(the|a|an|its|their|his|her)\s+\w", re.I)
 _DEICTIC = re.compile(
     r"\b(that|this)(\s+one)?\s*[?.!]*$|\b(about|of|on|for|by|with|mean by)\s+(that|this)\b", re.I
 )
@@ -323,6 +325,10 @@ def heuristic_rewrite(question: str, last: Exchange, reason: str, exchanges: lis
             again = detect(rest, last, kept) or "ellipsis"
             return heuristic_rewrite(rest, last, again, kept, summary) if again != reason else rest
         return swap(previous, rest)
+    if reason == "pronoun" and (m := _AND.match(q)) and _NOUN_PHRASE.match(m.group("rest")):
+        # "and the notes after it?": the thing it names, asked in the previous question's place
+        named = heuristic_rewrite(m.group("rest"), last, "pronoun", kept, summary)
+        return swap(previous, ADDED.sub("", named))
     if reason == "ellipsis":  # unless the question already names what the conversation is about
         top = referent(kept, summary, named=True)
         return _with(q, top) if top and not set(content_words(top)) <= set(content_words(q)) else q

@@ -7,7 +7,8 @@ of pages" for "the maximum number of students per test"); of the phrase with the
 determiner ("the TeX colors" for "the standard X11 colors"); of the object of its last prepositional
 phrase that names nothing ("smoking" for "late payment"), else of its last name when X is a name
 ("Windows" for "Linux"), else of its last determiner phrase after a verb ("parallel builds" for "the
-debugging symbols", not for the subject of "How is the course assessed?"). Otherwise X is added at the end. What a rewrite added in parentheses
+debugging symbols", not for the subject of "How is the course assessed?"). Otherwise X is added at the end.
+"ones" in X stands for the last word it replaces ("for simple ones": "for simple questions"). What a rewrite added in parentheses
 ("… (INXS)?") is dropped from the previous question first.
 """
 
@@ -51,31 +52,41 @@ def swap(previous: str, rest: str) -> str:
         at = next((i for i in range(len(prev) - k + 1) if lower[i : i + k] == head), None)
         if at is not None:
             end = next((s for s, e in _spans(prev, PREPOSITIONS) if s >= at + k and _named(prev[s:e])), len(prev))
-            return _join(prev[:at], new, prev[end:])
+            return _put(prev, at, end, new)
     phrases = _spans(prev, PREPOSITIONS)
     if new[0].lower() in PREPOSITIONS:
         same = [p for p in phrases if lower[p[0]] == new[0].lower()]
         plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
         pick = (same or plain or phrases or [(len(prev), len(prev))])[-1]
-        return _join(prev[: pick[0]], new, prev[pick[1] :])
+        return _put(prev, pick[0], pick[1], new)
     if new[0].lower() in _DETERMINERS:
         dets = _spans(prev, _DETERMINERS)
         if dets:
             s, e = dets[-1]
-            return _join(prev[:s], new, prev[e:])
+            return _put(prev, s, e, new)
     plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
     if plain:
         s, e = plain[-1]
-        return _join(prev[: s + 1], new, prev[e:])
+        return _put(prev, s + 1, e, new)
     if _named(new):
         names = [i for i, w in enumerate(prev) if i and w[:1].isupper() and w != "I"]
         if names:
-            return _join(prev[: names[-1]], new, prev[names[-1] + 1 :])
+            return _put(prev, names[-1], names[-1] + 1, new)
     dets = [(s, e) for s, e in _spans(prev, _DETERMINERS) if s and prev[s - 1].lower() not in _NOT_VERBS]
     if dets:  # "which tag keeps the debugging symbols" + "parallel builds": the object's place, not a subject's
         s, e = dets[-1]
-        return _join(prev[:s], new, prev[e:])
+        return _put(prev, s, e, new)
     return _join(prev, new, [])
+
+
+def _put(prev: list[str], start: int, end: int, new: list[str]) -> str:
+    """`prev` with `new` in the place of its words start:end; "ones" in `new` stands for their last word
+    ("for simple ones" in the place of "for multiple questions": "for simple questions")."""
+    head = prev[end - 1] if end - start >= 2 and prev[end - 1].lower() not in PREPOSITIONS | _DETERMINERS else None
+    if head is not None:
+        new = [head if i and (w.lower() == "ones" or (w.lower() == "one" and new[i - 1].lower() not in PREPOSITIONS))
+               else w for i, w in enumerate(new)]
+    return _join(prev[:start], new, prev[end:])
 
 
 def _join(*parts: list[str]) -> str:

@@ -42,6 +42,12 @@ DIALOGUE = [
     (CURIE, "When did she die?", ["marie curie", "die"]),
     (CURIE, "what did he discover", ["marie curie", "discover"]),
     (CURIE, "Did an illness end her career?", ["marie curie's career"]),  # her: not the illness
+    (Exchange(user="What is the default scoring strategy for multiple questions?", assistant="haut=2 [1].",
+              query="What is the default scoring strategy for multiple questions?"),
+     "and for simple ones?", ["what is the default scoring strategy for simple questions"]),  # ones: questions
+    (Exchange(user="What duration does the first note get if I give none?", assistant="A quarter note [1].",
+              query="What duration does the first note get if I give none?"),
+     "and the notes after it?", ["what duration does the notes after the first note"]),  # asked in its place
 ]
 NEW_TOPICS = [
     (PENALTIES, "What is the notice period in the rental agreement?"),
