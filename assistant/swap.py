@@ -23,6 +23,10 @@ PREPOSITIONS = frozenset(
 _DETERMINERS = frozenset("the a an this that these those my your our its their".split())
 # the words before a subject ("How is the course assessed?"): a determiner phrase after them is no object
 AUXILIARIES = frozenset("is are was were do does did can could will would should has have had may might must".split())
+# words that open a clause: a phrase ends before them ("… the first note get | if I give none")
+_CLAUSE = frozenset("if when while because unless whether although where".split())
+# an auxiliary whose subject is followed by the main verb ("does the first note get …")
+_DO_MODALS = frozenset("do does did can could will would shall should may might must".split())
 _NOT_VERBS = AUXILIARIES | frozenset("how what which who whom whose when where why and or".split())
 
 
@@ -31,11 +35,12 @@ def _named(words: list[str]) -> bool:
 
 
 def _spans(words: list[str], starts: frozenset[str]) -> list[tuple[int, int]]:
-    """(start, end) of the runs that open with a word of `starts` and reach the next preposition."""
+    """(start, end) of the runs that open with a word of `starts` and reach the next preposition (or a
+    word opening a clause)."""
     out = []
     for i, w in enumerate(words):
         if w.lower() in starts:
-            end = next((j for j in range(i + 1, len(words)) if words[j].lower() in PREPOSITIONS), len(words))
+            end = next((j for j in range(i + 1, len(words)) if words[j].lower() in PREPOSITIONS | _CLAUSE), len(words))
             if end > i + 1:
                 out.append((i, end))
     return out
@@ -63,6 +68,8 @@ def swap(previous: str, rest: str) -> str:
         dets = _spans(prev, _DETERMINERS)
         if dets:
             s, e = dets[-1]
+            if s and prev[s - 1].lower() in _DO_MODALS and e - s >= 3:
+                e -= 1  # "does the first note get": the verb after the subject stays
             return _put(prev, s, e, new)
     plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
     if plain:

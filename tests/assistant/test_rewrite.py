@@ -47,7 +47,7 @@ DIALOGUE = [
      "and for simple ones?", ["what is the default scoring strategy for simple questions"]),  # ones: questions
     (Exchange(user="What duration does the first note get if I give none?", assistant="A quarter note [1].",
               query="What duration does the first note get if I give none?"),
-     "and the notes after it?", ["what duration does the notes after the first note"]),  # asked in its place
+     "and the notes after it?", ["what duration does the notes after the first note get"]),  # asked in its place
 ]
 NEW_TOPICS = [
     (PENALTIES, "What is the notice period in the rental agreement?"),
