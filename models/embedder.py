@@ -65,7 +65,9 @@ class Embedder(ABC):
 
     @property
     def identity(self) -> str:
-        return f"{self.name}{LAYOUT_SUFFIX[self.settings.long_text]}"
+        """The vector space: the model, the window size when it is not the encoder's, the layout."""
+        window = f"-w{self.settings.window_tokens}" if self.settings.window_tokens else ""
+        return f"{self.name}{window}{LAYOUT_SUFFIX[self.settings.long_text]}"
 
     @property
     def stores_windows(self) -> bool:
@@ -126,7 +128,7 @@ class Embedder(ABC):
         self.warm_up()
         prefix = self.settings.passage_prefix if prefix is None else prefix
         lead = self._token_ids(prefix) if prefix else []
-        size = max(1, self.window_size - len(lead))
+        size = max(1, min(self.window_size, self.settings.window_tokens or self.window_size) - len(lead))
         owners: list[int] = []
         windows: list[list[int]] = []
         for i, text in enumerate(texts):

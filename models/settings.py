@@ -43,6 +43,9 @@ class EmbedderSettings(_Strict):
     # its windows; truncate = its first window; window_max (default) = every window's vector kept
     # beside the mean, a chunk scored by the best of them (README "Embedder", bench/long_text.py)
     long_text: Literal["window_max", "window_mean", "truncate"] = "window_max"
+    # content tokens per encoder window; None: the encoder's limit (254 for MiniLM). Smaller windows are
+    # smaller retrieval units for window_max (docs/results.md, "Long documents": measured, not the default)
+    window_tokens: int | None = Field(None, ge=16)
     window_overlap_tokens: int = Field(8, ge=0)
     batch_size: int = Field(32, ge=1)
     device: str = "cpu"

@@ -173,3 +173,18 @@ def test_embed_passages_gives_the_mean_and_every_window_in_one_pass(minilm) -> N
     assert np.allclose(np.concatenate(windows), minilm.embed_windows(texts)[0], atol=1e-6)
     assert blend.identity == "minilm-l6-v2-wmax" and blend.stores_windows
     assert not _truncating(minilm).stores_windows
+
+
+def test_smaller_windows_are_another_vector_space_with_a_window_for_the_late_fact(minilm) -> None:
+    small = MiniLMEmbedder(EmbedderSettings(window_tokens=32))
+    small._model, small._tok, small._max, small._once.done = minilm._model, minilm._tok, minilm._max, True
+    assert small.identity == "minilm-l6-v2-w32-wmax" and small.stores_windows  # a library is read again
+    text = FILLER * 3 + LATE_FACT
+    _, [default_windows] = minilm.embed_passages([text])
+    _, [small_windows] = small.embed_passages([text])
+    assert len(default_windows) == 1 and len(small_windows) > 3  # one 254-token window against many
+    fact = minilm.embed_query("What is the secret ingredient of the apple pie?")
+    # the late fact has a window nearly to itself: its best window is much closer to the question
+    assert float((small_windows @ fact).max()) > float((default_windows @ fact).max()) + 0.1
+    assert small.embed_query("a short question").shape == fact.shape  # a query within one window is unchanged
+    assert np.allclose(small.embed_query("a short question"), minilm.embed_query("a short question"), atol=1e-6)
