@@ -25,8 +25,6 @@ _DETERMINERS = frozenset("the a an this that these those my your our its their".
 AUXILIARIES = frozenset("is are was were do does did can could will would should has have had may might must".split())
 # words that open a clause: a phrase ends before them ("… the first note get | if I give none")
 _CLAUSE = frozenset("if when while because unless whether although where".split())
-# an auxiliary whose subject is followed by the main verb ("does the first note get …")
-_DO_MODALS = frozenset("do does did can could will would shall should may might must".split())
 _NOT_VERBS = AUXILIARIES | frozenset("how what which who whom whose when where why and or".split())
 
 
@@ -68,8 +66,6 @@ def swap(previous: str, rest: str) -> str:
         dets = _spans(prev, _DETERMINERS)
         if dets:
             s, e = dets[-1]
-            if s and prev[s - 1].lower() in _DO_MODALS and e - s >= 3:
-                e -= 1  # "does the first note get": the verb after the subject stays
             return _put(prev, s, e, new)
     plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
     if plain:

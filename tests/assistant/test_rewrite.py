@@ -47,7 +47,10 @@ DIALOGUE = [
      "and for simple ones?", ["what is the default scoring strategy for simple questions"]),  # ones: questions
     (Exchange(user="What duration does the first note get if I give none?", assistant="A quarter note [1].",
               query="What duration does the first note get if I give none?"),
-     "and the notes after it?", ["what duration does the notes after the first note get"]),  # asked in its place
+     "and the notes after it?", ["what duration does the notes after the first note"]),  # asked in its place
+    (Exchange(user="What does the -nosafe option of asy do?", assistant="It allows unsafe mode [1].",
+              query="What does the -nosafe option of asy do?"),
+     "and the -safe one?", ["what does the -safe option of asy do"]),  # one: the option
 ]
 NEW_TOPICS = [
     (PENALTIES, "What is the notice period in the rental agreement?"),
