@@ -56,6 +56,8 @@ _ABBREV_END = re.compile(
     r"|Sec|Eq|Nos?|Corp|Dept|approx|Abs|Art|Ziff|Nrn|vgl|bzw|ggf|usw|inkl|zzgl|evtl|gem|sog|Mio|Mrd|Tsd|Jh|Jhd|Kap|Anm"
     r"|Abb|Anl|Buchst|Tab|Bd|Aufl|Hrsg|Dipl|geb|gest|ehem|ff|al|Refs?|resp|Jan|Feb|Mär|Apr|Aug|Sept?|Okt|Oct|Nov|Dez|Dec))\.$"
 )
+# abbreviations a page or column break may follow, the sentence going on after it in lower case
+_BROKEN_AT = re.compile(r"\b(?:engl|franz|frz|lat|dt|ital|span|griech|bspw|bzgl|allg|urspr|e\.g|i\.e|etc|incl)\.$", re.I)
 # a German abbreviation of two letters: "z. B.", "i. d. R.", "v. Chr." ("… of x. The" still ends)
 _LETTER_END = re.compile(r"(?<![^\W\d_])[a-zäöü]\.$")
 _LETTER_NEXT = re.compile(r"[A-ZÄÖÜ][a-zäöü]{0,2}\.")
@@ -157,6 +159,8 @@ def whole_sentences(text: str) -> list[str]:
         elif not ends_sentence(out[-1]) and (len(out[-1].split()) >= _MIN_BROKEN or _leans_on_next(out[-1])
                                              or (kept_before and out[-1] != pieces[0] and _goes_on(out[-1], piece))):
             out[-1] = out[-1] + " " + piece
+        elif kept_before and (_ABBREV_END.search(out[-1]) or _BROKEN_AT.search(out[-1])):
+            out[-1] = out[-1] + " " + piece  # "… eines Legatobogens (engl." ¶ "slur), und …": no end, an abbreviation
         elif kept_before and out[-1].endswith(";") and _goes_on(out[-1], piece):
             # a code line ends the sentence's first half: "… with the command import x11colors;" ¶ "and the …"
             out[-1] = out[-1] + " " + piece

@@ -42,6 +42,19 @@ def test_a_sentence_goes_on_after_a_code_line_ending_in_a_semicolon():
     assert "import texcolors" in answer, answer
 
 
+def test_a_sentence_broken_after_an_abbreviation_is_joined_again():
+    # the German LilyPond manual: a line break after "(engl." reached the text as a blank line
+    text = ("Aber gibt es eine Eigenschaft für die Dicke eines Legatobogens (engl.\n\nslur), und wenn es sie gibt, "
+            "auf welche Weise lässt sie sich verändern? Hier kommt die Referenz der Interna zur Geltung.\n\n"
+            "Tools such as the flex scanner, e.g.\n\nthe one in this manual, read it.")
+    assert whole_sentences(text) == [
+        "Aber gibt es eine Eigenschaft für die Dicke eines Legatobogens (engl. slur), und wenn es sie gibt, auf "
+        "welche Weise lässt sie sich verändern?",
+        "Hier kommt die Referenz der Interna zur Geltung.",
+        "Tools such as the flex scanner, e.g. the one in this manual, read it.",
+    ]
+
+
 def test_a_sentence_opening_with_a_command_is_kept_and_the_rest_of_a_cut_one_is_not():
     text = (
         "The title is centred at the top.\n\nset title adds a title to the plot and keeps it for every "
