@@ -25,6 +25,8 @@ _DETERMINERS = frozenset("the a an this that these those my your our its their".
 AUXILIARIES = frozenset("is are was were do does did can could will would should has have had may might must".split())
 # words that open a clause: a phrase ends before them ("… the first note get | if I give none")
 _CLAUSE = frozenset("if when while because unless whether although where".split())
+_SPAN_ENDS = PREPOSITIONS | _CLAUSE
+_NOT_HEADS = PREPOSITIONS | _DETERMINERS  # a replaced phrase's last word that "ones" cannot stand for
 _NOT_VERBS = AUXILIARIES | frozenset("how what which who whom whose when where why and or".split())
 
 
@@ -38,7 +40,7 @@ def _spans(words: list[str], starts: frozenset[str]) -> list[tuple[int, int]]:
     out = []
     for i, w in enumerate(words):
         if w.lower() in starts:
-            end = next((j for j in range(i + 1, len(words)) if words[j].lower() in PREPOSITIONS | _CLAUSE), len(words))
+            end = next((j for j in range(i + 1, len(words)) if words[j].lower() in _SPAN_ENDS), len(words))
             if end > i + 1:
                 out.append((i, end))
     return out
@@ -85,7 +87,7 @@ def swap(previous: str, rest: str) -> str:
 def _put(prev: list[str], start: int, end: int, new: list[str]) -> str:
     """`prev` with `new` in the place of its words start:end; "ones" in `new` stands for their last word
     ("for simple ones" in the place of "for multiple questions": "for simple questions")."""
-    head = prev[end - 1] if end - start >= 2 and prev[end - 1].lower() not in PREPOSITIONS | _DETERMINERS else None
+    head = prev[end - 1] if end - start >= 2 and prev[end - 1].lower() not in _NOT_HEADS else None
     if head is not None:
         new = [head if i and (w.lower() == "ones" or (w.lower() == "one" and new[i - 1].lower() not in PREPOSITIONS))
                else w for i, w in enumerate(new)]
