@@ -10,6 +10,9 @@ character's font size, font name and baseline. From those, per page:
 - headings: a line that matches the PDF's outline (bookmarks) on that page, else a short line set
   clearly larger than the body text; each block carries its section path ("3 Usage notes › 3.1
   Numerical limitations"), so a heading is structure, never words glued into a sentence;
+- a definition list's term set in bold at a paragraph's start ("**horiz** present choices
+  horizontally") gets its colon back ("horiz: present choices …"): the term is not read into its
+  description, and the answer knows the sentence as that term's entry;
 - DocBook reference pages set as one running paragraph ("Nameslidy.duration — … Synopsis<xsl:param
   …> Description …") split back into headings, name line, synopsis and description (`refentry`);
 - furniture left out: running headers and footers, page numbers (`pdf_text.furniture` on each page's
@@ -47,6 +50,10 @@ _NUMBERED = re.compile(r"^\s*(?:(?:chapter|kapitel|appendix|anhang|part|teil)\s+
 _LEADERS = re.compile(r"(?:\.\s?){3,}\s*[\dIVXLCivxlc]{1,4}\s*$")
 _TRAILING_REF = re.compile(r"[^\d\s][\s,]+\d{1,4}(?:\s*[,–-]\s*\d{1,4})*\s*$")
 _MONO = re.compile(rb"mono|courier|cmtt|typewriter|consol|code|lmtt|sfmono", re.I)
+_BOLD = re.compile(rb"bold|cmbx|-bd\b|black|heavy", re.I)
+_FORCE_BOLD = 1 << 18
+_TERM_CHARS = 40
+_TERM_ENDS = ".:;,!?)]}—–-"
 _MUSIC = re.compile(rb"emmentaler|feta|bravura|lilyjazz|petrucci|sonata|opus|maestro", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _WORD2 = re.compile(r"[^\W\d_]{2,}")
@@ -75,6 +82,7 @@ class Line:
     x: float
     mono: bool
     heading_level: int = 0  # 1 = top level; 0 = not a heading
+    term: str = ""  # a definition list's term set in bold at the line's start ("horiz" of "horiz present choices …")
 
 
 @dataclass
@@ -160,8 +168,35 @@ def _page_lines(textpage, page_no: int, raw) -> list[Line]:
             part = _drop_markers(part, start, size, textpage, raw)
         clean = fix_text(_CONTROL.sub("", part)).strip()
         if clean and (mono or not _glyph_soup(clean)):
-            out.append(Line(clean, page_no, round(size, 1), y.value, x.value, mono))
+            term = _bold_term(textpage, raw, i, part[i - start :], buf, flags) if aligned and not mono else ""
+            out.append(Line(clean, page_no, round(size, 1), y.value, x.value, mono, term=term if clean.startswith(term) else ""))
     return out
+
+
+def _bold_term(textpage, raw, index: int, text: str, buf, flags) -> str:
+    """A bold run of one to three words opening the line, followed on it by regular text: a definition
+    list's term ("horiz present choices horizontally" set as **horiz** present …), else ''. Read for
+    the line's first character's font, which `buf` and `flags` hold."""
+    if not _bold(buf, flags):
+        return ""
+    n = min(len(text), _TERM_CHARS + 1)
+    end = 1
+    while end < n and (text[end].isspace() or _bold_at(textpage, raw, index + end, buf, flags)):
+        end += 1
+    term, rest = text[:end].strip(), text[end:]
+    if end >= n or not rest[:1].isalpha() or not term or term[-1] in _TERM_ENDS or len(term.split()) > 3:
+        return ""
+    return fix_text(term)
+
+
+def _bold_at(textpage, raw, index: int, buf, flags) -> bool:
+    raw.FPDFText_GetFontInfo(textpage.raw, index, buf, 96, ctypes.byref(flags))
+    return _bold(buf, flags)
+
+
+def _bold(buf, flags) -> bool:
+    """Whether the font info just read is a bold font's (PDF flag 19, ForceBold, or its name says so)."""
+    return bool(flags.value & _FORCE_BOLD) or bool(_BOLD.search(buf.value))
 
 
 def _mono(textpage, raw, index: int, buf, flags) -> bool:
@@ -305,6 +340,8 @@ def _blocks(lines: list[Line], body: float) -> list[Block]:
             else:
                 flush(hold=True)
             kind = "list_item" if starts_item else "text"
+            if ln.term and not starts_item:  # "horiz present choices …" → "horiz: present choices …"
+                ln.text = f"{ln.term}: {ln.text[len(ln.term):].lstrip()}"
         cur.append(ln)
     flush()
     return blocks

@@ -15,12 +15,14 @@ def _pdf_escape(text: str) -> str:
 
 def write_text_pdf(
     path: Path, pages: list[list[str]], title: str | None = None, header: str | None = None, numbered: bool = False,
-    code: frozenset[str] = frozenset(), small: frozenset[str] = frozenset(),
+    code: frozenset[str] = frozenset(), small: frozenset[str] = frozenset(), bold: dict[str, str] | None = None,
 ) -> Path:  # fmt: skip
     """A PDF whose pages carry the given lines as a real text layer (with `header` above them on
     every page, lower than unstructured's page-top region, and, `numbered`, the page's number at
     its foot: page furniture). Lines in `code` are set in Courier (a code font), the rest in Helvetica;
-    lines in `small` at 7 points (a footnote's size), the rest at 12."""
+    lines in `small` at 7 points (a footnote's size), the rest at 12; a line in `bold` opens with the
+    prefix it maps to set in Helvetica-Bold (a definition list's term)."""
+    bold = bold or {}
     objects: list[bytes] = []
     n_pages = len(pages)
     # 1 catalog, 2 pages, 3 font, then per page: page object, content stream; then info
@@ -31,18 +33,22 @@ def write_text_pdf(
     # WinAnsi: the Latin-1 bytes of a line are its characters ("\u00a8" is the dieresis, not "¤")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     courier = len(objects) + 2 * n_pages + 1  # after the pages' objects
+    heavy = courier + 1
     for i, lines in enumerate(pages):
         content_id = page_ids[i] + 1
         objects.append(
             (
                 f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
-                f"/Resources << /Font << /F1 3 0 R /F2 {courier} 0 R >> >> >>"
+                f"/Resources << /Font << /F1 3 0 R /F2 {courier} 0 R /F3 {heavy} 0 R >> >> >>"
             ).encode()
         )
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 690 Td" if header else "72 720 Td"]
         for line in lines:
             font = ("/F2" if line in code else "/F1") + (" 7 Tf" if line in small else " 12 Tf")
-            ops.append(f"{font} ({_pdf_escape(line)}) Tj T*")
+            lead = bold.get(line, "")
+            if lead:
+                ops.append(f"/F3 12 Tf ({_pdf_escape(lead)}) Tj")
+            ops.append(f"{font} ({_pdf_escape(line[len(lead):])}) Tj T*")
         ops.append("ET")
         if header:
             ops += ["BT", "/F1 9 Tf", "72 720 Td", f"({_pdf_escape(header)}) Tj", "ET"]
@@ -51,6 +57,7 @@ def write_text_pdf(
         stream = "\n".join(ops).encode("cp1252")  # WinAnsi: "—" and "’" have a byte too
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding >>")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
     info_id = None
     if title:
         objects.append(f"<< /Title ({_pdf_escape(title)}) >>".encode("latin-1"))

@@ -154,3 +154,25 @@ def test_a_page_whose_text_drops_characters_keeps_each_lines_font(tmp_path):
     assert "{\n\\key a \\major\ncis''8. d''16 cis''8 e''4 e''8 |\n}" in texts, texts
     assert texts[-1] == "Common octave marks can be indicated just once, using the command \\fixed.", texts
     assert not any("\x02" in t for t in texts)
+
+
+def test_a_bold_term_opening_a_paragraph_keeps_it_apart_from_its_description(tmp_path):
+    """The AMC manual sets its option lists as "**horiz** present choices horizontally …": read as
+    plain text the term ran into its description ("ordered don't shuffle the choices"), so the answer
+    read "horiz present choices" and the sentence was no entry of "horiz". A bold word inside a
+    paragraph, or a bold line alone (a heading), gets no colon."""
+    lines = ["Available options for questions:", "",
+             "horiz present choices horizontally, not on separated lines.", "",
+             "columns=n make n columns for the choices.", "",
+             "ordered don't shuffle the choices, keep the same order as in the description file.", "",
+             "Questions stuck together with the option", "next count as one single question when they are shuffled.", "",
+             "Questions groups", "",
+             "Groups are shuffled one by one."]  # fmt: skip
+    bold = {lines[2]: "horiz", lines[4]: "columns=n", lines[6]: "ordered", lines[9]: "next", lines[11]: lines[11]}
+    texts = [b.text for b in read_pdf(write_text_pdf(tmp_path / "options.pdf", [lines], bold=bold)).blocks]
+    assert "horiz: present choices horizontally, not on separated lines." in texts, texts
+    assert "columns=n: make n columns for the choices." in texts, texts
+    assert any(t.startswith("ordered: don't shuffle the choices") for t in texts), texts
+    assert any("with the option next count as one" in t for t in texts), texts
+    assert not any(t.startswith(("Questions groups:", "Available options for questions::")) for t in texts), texts
+
