@@ -109,7 +109,10 @@ def ask_one(assistant: Any, q: dict[str, Any]) -> AnswerRow:
     if q["kind"] == "answerable":
         places = _places(q)
         row.right = not refused and holds(a.text, [str(x) for x in q["answers"]])
-        said = split_sentences(re.sub(r"\s*\[\d+\]", "", a.text)) if not refused else []
+        # a cited sentence ends at its marker ("… you can [1]. ordered: don't shuffle …" is two sentences,
+        # though the second opens in lower case)
+        cited = re.split(r"(?<=\][.!?])\s+", a.text) if not refused else []
+        said = [x for piece in cited for x in split_sentences(re.sub(r"\s*\[\d+\]", "", piece))]
         row.first_right = bool(said) and holds(said[0], [str(x) for x in q["answers"]])
         if a.cited and not refused:
             first = a.cited[0]
