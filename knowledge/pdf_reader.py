@@ -164,20 +164,22 @@ def _page_lines(textpage, page_no: int, raw) -> list[Line]:
             # it is code only when its middle and its end are in a fixed-pitch font too
             end = start + len(part.rstrip()) - 1
             mono = _mono(textpage, raw, (i + end) // 2, buf, flags) and _mono(textpage, raw, end, buf, flags)
+        # read before a footnote marker is dropped: the text's indices are still PDFium's
+        term = _bold_term(textpage, raw, i, part[i - start :], buf, flags) if aligned and not mono else ""
         if aligned and size > 0 and _SUPER.search(part):
             part = _drop_markers(part, start, size, textpage, raw)
         clean = fix_text(_CONTROL.sub("", part)).strip()
         if clean and (mono or not _glyph_soup(clean)):
-            term = _bold_term(textpage, raw, i, part[i - start :], buf, flags) if aligned and not mono else ""
             out.append(Line(clean, page_no, round(size, 1), y.value, x.value, mono, term=term if clean.startswith(term) else ""))
     return out
 
 
 def _bold_term(textpage, raw, index: int, text: str, buf, flags) -> str:
-    """A bold run of one to three words opening the line, followed on it by regular text: a definition
-    list's term ("horiz present choices horizontally" set as **horiz** present …), else ''. Read for
-    the line's first character's font, which `buf` and `flags` hold."""
-    if not _bold(buf, flags):
+    """A bold run of one to three words opening the line (`text`, from PDFium's character `index` on),
+    followed on it by regular text: a definition list's term ("horiz present choices horizontally" set
+    as **horiz** present …), else ''. Not one in a code font: an option's entry ("--ignore-red With this
+    option, …") is known as one without a colon (`assistant.llm.sentence_filters.entry_term`)."""
+    if not _bold_at(textpage, raw, index, buf, flags) or _fixed_pitch(buf, flags):
         return ""
     n = min(len(text), _TERM_CHARS + 1)
     end = 1

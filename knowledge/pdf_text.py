@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-VERSION = 21  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
+VERSION = 23  # part of a PDF's content key (knowledge/discover.py): a change here re-reads PDFs once
 
 _LIGATURES = str.maketrans(
     {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"}
