@@ -51,12 +51,13 @@ _ASKS_DATE = re.compile(r"^\s*(when|wann)\b|\b(what|which) year\b|\bin welchem j
 _ASKS_DEFAULT = re.compile(r"\bdefault\b|\bstandardmäßig\b|\bvoreingestellt\b|\bstandardwert\b|"
                            r"\bif (?:i|you|we|one) (?:do ?n[o'’]?t|never) (?:set|specify|give|choose|pass|provide|write)\b|"
                            r"\bif (?:i|you|we|one) (?:set|specify|give|write) (?:none|nothing|no \w+)\b|"
-                           r"\bwithout (?:setting|specifying|giving|choosing)\b", re.I)
+                           r"\bwithout (?:setting|specifying|giving|choosing)\b|"
+                           r"\bwenn (?:ich|man|du|sie) (?:keinen?|keine[rms]?|nichts)\b(?:\s+\w+){0,3}\s+(?:angebe|angibt|angeben|setze|setzt|wähle|wählt)\b", re.I)
 _STATES_DEFAULT = re.compile(
     r"(?<!by )\bdefault(?: value)?(?:\s+[\w.-]+){0,4}?\s+(?:is|are|will be|ist|sind)\s+\S|\bdefaults?\s+to\s+\S|"
     r"\(default:\s*\S|\((?:the|this is the) default\)|\b(?:is|are)\s+\S+(?:\s+\S+)?\s+by default\b|"
     r"\bstandardmäßig\s+(?:ist|sind|wird)\b|\b(?:ist|sind)\s+standardmäßig\b|"
-    r"\bstandardwert\b(?:\s+[\w.-]+){0,4}?\s+(?:ist|sind|beträgt)\b|\bvoreingestellt\b",
+    r"\bstandardwert\b(?:\s+[\w.-]+){0,4}?\s+(?:ist|sind|beträgt)\b|\bvoreingestellt\b|\bals (?:Standard|Voreinstellung)\b",
     re.I,
 )
 _DEFAULT_WORDS = frozenset(content_words("default defaults value values standardmäßig voreingestellt standardwert wert"))

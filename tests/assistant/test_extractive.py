@@ -379,6 +379,10 @@ def test_a_question_for_a_default_is_answered_by_the_sentence_that_states_it():
     assert not answer_kind(question, "By default mesh lines are drawn thin.")
     assert not answer_kind("What is the default value of tab.width?", "The default value of margin.left is 4.")
     assert answer_kind("Welche Schriftgröße ist voreingestellt?", "Die Schriftgröße ist standardmäßig 10 pt.")
+    # what happens when it is not given, asked in German: "… wenn ich keine Dauer angebe?"
+    asked = "Welche Notenlänge bekommt die erste Note, wenn ich keine Dauer angebe?"
+    assert answer_kind(asked, "Für die erste Note ist eine Viertel als Standard definiert.")
+    assert not answer_kind(asked, "Wenn keine Dauer bezeichnet wird, wird die der vorhergehenden Note verwendet.")
     assert not answer_kind(question, "double.sided — Is the document printed double sided (default: 0)?")  # another one's
     chunks = [
         Hit("c1", "asymptote.pdf", "Asymptote", "By default, mesh and contour lines in three dimensions are always drawn "
