@@ -60,6 +60,9 @@ _HOWTO = re.compile(r"^\s*(how|where|when|why)\s+(do|can|could|should|would|will
                     r"(\s+(off|on|up|out|back|down|away|in))?\s+(?P<np>[^?.!,;:]+)", re.I)  # fmt: skip
 _WHICH_NOUN = re.compile(r"^\s*which\s+(?P<np>[\w.-]+(\s+[\w.-]+){1,2}?)\s+(does|do|did|is|are|was|were|should|must|can|"
                          r"will|would)\b", re.I)  # fmt: skip
+# "how many lines of history does interactive asy keep?": what is counted
+_HOW_MANY = re.compile(r"^\s*how\s+(many|much)\s+(?P<np>[\w'’.-]+(\s+[\w'’.-]+){0,3}?)\s+(does|do|did|can|could|will|would|"
+                       r"should|must|is|are|was|were|has|have|had)\b", re.I)  # fmt: skip
 _ENDS = frozenset("in on at for from with by to of into so and or when while if that without using via as than".split())
 # terms of a manual: \tuplet, generate.manifest, autoBeamOff, q()
 _TERM = re.compile(r"(?<![\w\\])(\\[A-Za-z]+|[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]\w*\(\))")
@@ -156,7 +159,7 @@ def focus_of(question: str) -> str:
     """What a how-to question acts on ("automatic beams"), or what a which-question asks about
     ("which paper type does …" → "paper type"); '' when it is neither."""
     q = " ".join(CITATION.sub("", question or "").split())
-    which = _WHICH_NOUN.match(q)
+    which = _WHICH_NOUN.match(q) or _HOW_MANY.match(q)
     if which:
         return which.group("np")
     do = _DO.match(q)

@@ -69,6 +69,9 @@ def swap(previous: str, rest: str) -> str:
         if dets:
             s, e = dets[-1]
             return _put(prev, s, e, new)
+    shared = _shared_head(prev, new)
+    if shared is not None:
+        return _put(prev, *shared, new)
     plain = [p for p in phrases if not _named(prev[p[0] + 1 : p[1]])]
     if plain:
         s, e = plain[-1]
@@ -82,6 +85,27 @@ def swap(previous: str, rest: str) -> str:
         s, e = dets[-1]
         return _put(prev, s, e, new)
     return _join(prev, new, [])
+
+
+def _shared_head(prev: list[str], new: list[str]) -> tuple[int, int] | None:
+    """Where X goes when its last word is one of the previous question's, as a word of a phrase there
+    ("system users" beside "… give ordinary user accounts"): that word's phrase, from as many words before
+    it as X has before its own (plain lower-case words only) to the next small word."""
+    last = _stem(new[-1])
+    at = next((i for i in range(len(prev) - 1, 0, -1) if _stem(prev[i]) == last), None)
+    if at is None or len(new) < 2 or prev[at - 1].lower() in _NOT_VERBS | _NOT_HEADS:
+        return None
+    start = at - (len(new) - 1)
+    if start < 1 or any(w.lower() in _NOT_VERBS | _NOT_HEADS or not w.islower() for w in prev[start:at]):
+        return None
+    end = next((j for j in range(at + 1, len(prev)) if prev[j].lower() in _SPAN_ENDS | _NOT_VERBS or not prev[j].islower()),
+               len(prev))
+    return start, end
+
+
+def _stem(word: str) -> str:
+    w = word.lower().strip("?.!,;:")
+    return w[:-1] if w.endswith("s") and len(w) > 3 else w
 
 
 def _put(prev: list[str], start: int, end: int, new: list[str]) -> str:

@@ -51,6 +51,12 @@ DIALOGUE = [
     (Exchange(user="What does the -nosafe option of asy do?", assistant="It allows unsafe mode [1].",
               query="What does the -nosafe option of asy do?"),
      "and the -safe one?", ["what does the -safe option of asy do"]),  # one: the option
+    (Exchange(user="Which ID range does the server give guest user accounts?", assistant="5000-5999 [1].",
+              query="Which ID range does the server give guest user accounts?"),
+     "and admin users?", ["which id range does the server give admin users?"]),  # in the phrase sharing "user"
+    (Exchange(user="How many old backups does the nightly job keep?", assistant="Seven [1].",
+              query="How many old backups does the nightly job keep?"),
+     "where does it store them?", ["old backups"]),  # what was counted
 ]
 NEW_TOPICS = [
     (PENALTIES, "What is the notice period in the rental agreement?"),
