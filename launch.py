@@ -84,6 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", dest="json_out", default=None, metavar="OUT")
 
     sub.add_parser("train-intents", parents=[common], help="regenerate the intent data and retrain the adapter")
+    j = sub.add_parser("train-judge", parents=[common], help="retrain the sentence judge of the offline answer")
+    j.add_argument("--data", required=True, metavar="DIR",
+                   help="a folder holding the BEIR sets of judge.train_sets (with answer strings)")
+    j.add_argument("--out", default=None, metavar="DIR", help="where the adapter goes (default: judge.adapter_dir)")
     return p
 
 
@@ -167,6 +171,10 @@ def _run(args: argparse.Namespace) -> int:
         from ui.cli_models import train_command
 
         return train_command(cfg.intent, base_dir=cfg.base_dir)
+    if cmd == "train-judge":
+        from ui.cli_models import train_judge_command
+
+        return train_judge_command(cfg.judge, Path(args.data), cfg.base_dir, Path(args.out) if args.out else None)
     raise AssertionError(cmd)
 
 

@@ -37,7 +37,7 @@ from assistant.grounding import (
     tidy,
 )
 from assistant.llm.chain import ChainResult, LLMChain, Switch
-from assistant.llm.extractive import EmbedFn, ExtractiveAnswerer
+from assistant.llm.extractive import EmbedFn, ExtractiveAnswerer, JudgeFn
 from assistant.prompts.builder import PromptBuilder
 from knowledge.types import Hit
 from models.runtime.errors import HarkError
@@ -74,6 +74,9 @@ class Answerer:
         embed: EmbedFn | None = None,
         min_score: float | None = None,
         answerability: Answerability | None = None,
+        judge: JudgeFn | None = None,
+        judge_weight: float = 1.0,
+        judge_candidates: int = 6,
     ) -> None:
         self.llm_settings = llm_settings
         self.prompt_settings = prompt_settings
@@ -87,6 +90,9 @@ class Answerer:
             embed=embed,
             rank_by_embedding=llm_settings.extractive_embedding,
             similarity_candidates=self.answerability.sentence_candidates,
+            judge=judge,
+            judge_weight=judge_weight,
+            judge_candidates=judge_candidates,
         )
         self.min_score = min_score  # only when no answerability decision is given
 
@@ -210,7 +216,7 @@ class Answerer:
     # ------------------------------------------------------------------ helpers
     def _extractive(self, question: str, blocks: list[Hit], decision: Decision | None) -> str:
         if decision is not None and decision.ranked:
-            return self.extractive.compose(question, decision.ranked)
+            return self.extractive.compose(question, self.extractive.judged(question, decision.ranked))
         return self.extractive.answer(question, blocks)
 
     def _choose(self, profile: str | None, reasoning: str | None) -> tuple[str, str, list[Notice]]:
@@ -321,3 +327,4 @@ class _MarkerGate:
 
 def _ms(t0: float) -> float:
     return round((time.monotonic() - t0) * 1000.0, 2)
+

@@ -22,6 +22,7 @@ from assistant.websearch import WebSearch
 if TYPE_CHECKING:
     from assistant.answer import Answerer
     from assistant.llm.chain import LLMChain
+    from assistant.llm.extractive import JudgeFn
     from knowledge.retrieve import Retriever
     from knowledge.store import ChunkStore
     from models.embedder import Embedder
@@ -198,6 +199,9 @@ class Components:
             min_score=self.cfg.retrieval.min_score,
             # coefficients fitted per embedder (cosines differ between embedders); another one calibrated
             answerability=Answerability.for_embedder(emb),
+            judge=load_judge(self.cfg),
+            judge_weight=self.cfg.judge.weight,
+            judge_candidates=self.cfg.judge.candidates,
         )
         answerer.builder.warm_up()
         return answerer
@@ -226,6 +230,24 @@ class Components:
     def errors(self) -> dict[str, str]:
         """Why each part that failed to build did."""
         return {p.name: p.error for p in self.all if p.error}
+
+
+def load_judge(cfg: HarkConfig) -> JudgeFn | None:
+    """The sentence judge's scoring, loaded now (the offline answer's first use is not the slow
+    one); None when it is off or cannot load: the offline answer then ranks by words alone."""
+    if not cfg.judge.enabled:
+        return None
+    from models.runtime.errors import HarkError
+    from models.sentence_judge import SentenceJudge
+
+    judge = SentenceJudge(cfg.judge, cfg.base_dir)
+    try:
+        judge.warm_up()
+        judge.logits("Hark is warming up.", ["The first answer is not the slow one."])
+    except HarkError as exc:
+        log.warning("the sentence judge is unavailable: %s", exc.message)
+        return None
+    return judge.logits
 
 
 def _said_often() -> list[str]:

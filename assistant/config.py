@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from knowledge.settings import IngestSettings, RetrievalSettings, StoreSettings
-from models.settings import EmbedderSettings, IntentSettings, SpeechSettings, TTSSettings
+from models.settings import EmbedderSettings, IntentSettings, JudgeSettings, SpeechSettings, TTSSettings
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "config.yaml"
 
@@ -129,6 +129,7 @@ class HarkConfig(_Strict):
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
     tts: TTSSettings = Field(default_factory=TTSSettings)
     intent: IntentSettings = Field(default_factory=IntentSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)

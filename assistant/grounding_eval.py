@@ -154,6 +154,7 @@ def build(
 ) -> tuple[BeirDataset, Any, Answerer]:
     """The library indexed, a Retriever on it and an Answerer as `ask` builds them (with
     `sentence_candidates`, its `sentence_sim` measured over that many sentences, whatever the model)."""
+    from assistant.components import load_judge
     from knowledge.evaluate import index_dataset
     from knowledge.retrieve import Retriever
     from models.embedder import load_embedder
@@ -167,6 +168,9 @@ def build(
         cfg.prompts,
         embed=embedder.embed_documents,
         answerability=Answerability.for_embedder(embedder),
+        judge=load_judge(cfg),
+        judge_weight=cfg.judge.weight,
+        judge_candidates=cfg.judge.candidates,
     )
     if sentence_candidates is not None:
         answerer.extractive.similarity_candidates = sentence_candidates

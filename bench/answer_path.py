@@ -4,8 +4,9 @@
 
 The library is bench/e2e.py's (XQuAD-en paragraphs ingested for real, padded with NQ-text chunks to
 `--filler` chunks); no provider is configured, so every answer is the extractive one. Each question
-runs three times, interleaved in one process: with the answerability model (`Answerer.assess` in
-the evidence stage, what Hark does), with that model but no sentence embedded for its `sentence_sim`
+runs four times, interleaved in one process: with the answerability model (`Answerer.assess` in
+the evidence stage, what Hark does), the same without the sentence judge (the offline answer ranked by
+words alone), with that model but no sentence embedded for its `sentence_sim`
 (the feature then takes its fitted mean: the embedding's cost alone), and with only the cosine
 threshold `retrieval.min_score`. Reported from the turn traces: p50/p90 of the whole turn, of the answer stage, and of the
 answerability stage.
@@ -43,18 +44,20 @@ def main() -> None:
     questions, chunks = build_library(tmp, assistant, args.filler)
     questions = questions[: args.questions]
     decide = Turn._decide
-    rows: dict[str, list[dict]] = {"answerability model": [], "model, no sentence embedded": [], "threshold only": []}
+    rows: dict[str, list[dict]] = {"answerability model": [], "model, no sentence judge": [],
+                                   "model, no sentence embedded": [], "threshold only": []}
     assistant.respond(assistant.new_session(), "warm up")  # models loaded before the clock
     extractive = assistant.parts.answerer.get().extractive
-    k = extractive.similarity_candidates
+    k, judge = extractive.similarity_candidates, extractive.judge
     for q in questions:
         for mode in rows:
             Turn._decide = (lambda self, found: found) if mode == "threshold only" else decide
             extractive.similarity_candidates = 0 if mode == "model, no sentence embedded" else k
+            extractive.judge = None if mode == "model, no sentence judge" else judge
             done = [e for e in assistant.respond(assistant.new_session(), q["text"]) if isinstance(e, Done)][-1]
             rows[mode].append(done.trace.get("timings_ms", {}) | {"not_known": done.answer.not_known})
     Turn._decide = decide
-    extractive.similarity_candidates = k
+    extractive.similarity_candidates, extractive.judge = k, judge
     print(f"{len(questions)} XQuAD questions, {chunks} chunks, no LLM (extractive answers), "
           f"load {load_average():.1f}")
     print("| path | turn p50 ms | turn p90 ms | answerability p50 ms | answer p50 ms | not known |")

@@ -11,7 +11,6 @@ uncertain turn to `rag_search` is the router's decision (assistant/), not this m
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from models.intent_data import LABELS, IntentExample
-from models.intent_runtime import LogitsRunner, make_runner
+from models.intent_runtime import LogitsRunner, adapter_meta, make_runner
 from models.runtime.errors import ModelLoadError
 from models.runtime.once import Once
 from models.settings import IntentSettings
@@ -149,19 +148,8 @@ class IntentClassifier:
         self._once.run(self._load)
 
     def _load(self) -> None:
-        meta_file = self.adapter_dir / LABEL_MAP_FILE
-        if not (self.adapter_dir / "adapter_config.json").is_file() or not meta_file.is_file():
-            raise ModelLoadError(
-                f"no trained intent adapter in {self.adapter_dir}",
-                "train one with: python launch.py train-intents",
-            )
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        if meta.get("base_model") != self.settings.base_model:
-            raise ModelLoadError(
-                f"the intent adapter in {self.adapter_dir} was trained on {meta.get('base_model')!r}, "
-                f"but intent.base_model is {self.settings.base_model!r}",
-                "set intent.base_model back, or retrain: python launch.py train-intents",
-            )
+        meta = adapter_meta(self.adapter_dir, LABEL_MAP_FILE, self.settings.base_model, "intent",
+                            "python launch.py train-intents")
         self.labels = list(meta["labels"])
         s = self.settings
         tokenizer = load_tokenizer(s)

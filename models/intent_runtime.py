@@ -1,4 +1,5 @@
-"""Runs the merged intent model: ONNX Runtime (default) or plain PyTorch.
+"""Runs a merged LoRA encoder (the intent classifier, the sentence judge): ONNX Runtime (default)
+or plain PyTorch.
 
 A 6-layer encoder on a 10-token query is mostly framework overhead in PyTorch eager mode; the
 same graph in ONNX Runtime costs ~2.5× less CPU per query with identical logits (bench/intent.py,
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import logging
 import os
 import threading
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from models.runtime.errors import ModelLoadError
 from models.weights import cache_dir
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,23 @@ class OnnxRunner:
         return np.asarray(self.session.run(["logits"], feeds)[0], dtype=np.float32)
 
 
+def adapter_meta(adapter_dir: Path, meta: str, base_model: str, what: str, train: str) -> dict[str, Any]:
+    """The adapter folder's metadata file, read once its adapter is there and it was trained on
+    `base_model` (`what`: the model and its setting's section, "intent"; `train`: the command that
+    makes one); otherwise a `ModelLoadError` saying what to do."""
+    meta_file = adapter_dir / meta
+    if not (adapter_dir / "adapter_config.json").is_file() or not meta_file.is_file():
+        raise ModelLoadError(f"no trained {what} adapter in {adapter_dir}", f"train one with: {train}")
+    data = json.loads(meta_file.read_text(encoding="utf-8"))
+    if data.get("base_model") != base_model:
+        raise ModelLoadError(
+            f"the {what} adapter in {adapter_dir} was trained on {data.get('base_model')!r}, "
+            f"but {what}.base_model is {base_model!r}",
+            f"set {what}.base_model back, or retrain: {train}",
+        )
+    return data
+
+
 def _version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
@@ -73,21 +93,20 @@ def _version(dist: str) -> str:
         return "-"
 
 
-def _fingerprint(base_model: str, adapter_dir: Path) -> str:
+def _fingerprint(base_model: str, adapter_dir: Path, meta: str) -> str:
     """The cache key: base model, library versions (read without importing them), adapter files."""
     versions = "|".join(_version(d) for d in ("torch", "transformers", "onnxruntime"))
     h = hashlib.sha256(f"{base_model}|{versions}".encode())
-    for name in ("adapter_model.safetensors", "adapter_config.json", "label_map.json"):
+    for name in ("adapter_model.safetensors", "adapter_config.json", meta):
         f = adapter_dir / name
         if f.is_file():
             h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
 
-def _export(model: Any, tokenizer: Any, target: Path) -> None:
+def _export(model: Any, sample: dict[str, Any], target: Path) -> None:
     import torch
 
-    sample = tokenizer(["what does the lease say about pets", "hi"], padding=True, return_tensors="pt")
     names = [k for k in _INPUTS if k in sample]
     axes = {k: {0: "batch", 1: "tokens"} for k in names} | {"logits": {0: "batch"}}
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -114,17 +133,26 @@ def make_runner(
     threads: int,
     base_model: str,
     adapter_dir: Path,
+    *,
+    name: str = "intent",
+    meta: str = "label_map.json",
+    pairs: bool = False,
 ) -> LogitsRunner:
     """ONNX Runtime when asked for and possible (the export is cached, so later loads never build
-    the PyTorch model), otherwise PyTorch on `build_model()`, with a logged reason."""
+    the PyTorch model), otherwise PyTorch on `build_model()`, with a logged reason. `name`: the
+    cache folder's prefix and the model named in logs; `meta`: the adapter folder's own metadata
+    file (part of the cache key); `pairs`: the model reads two texts (exported on a pair)."""
     if runtime == "onnx":
         try:
-            target = cache_dir() / "intent-onnx" / f"{_fingerprint(base_model, adapter_dir)}.onnx"
+            target = cache_dir() / f"{name}-onnx" / f"{_fingerprint(base_model, adapter_dir, meta)}.onnx"
             with _export_lock:
                 if not target.is_file():
-                    log.info("exporting the intent model to ONNX (once): %s", target)
-                    _export(build_model(), tokenizer, target)
+                    log.info("exporting the %s model to ONNX (once): %s", name, target)
+                    second = {"text_pair": ["Pets are allowed with a deposit.", "Hello."]} if pairs else {}
+                    sample = tokenizer(["what does the lease say about pets", "hi"], padding=True,
+                                       return_tensors="pt", **second)
+                    _export(build_model(), sample, target)
             return OnnxRunner(target, threads)
         except Exception as exc:  # noqa: BLE001 - degrade to PyTorch, never fail the load
-            log.warning("ONNX Runtime unavailable for the intent model (%s); using PyTorch", exc)
+            log.warning("ONNX Runtime unavailable for the %s model (%s); using PyTorch", name, exc)
     return TorchRunner(build_model())

@@ -184,6 +184,31 @@ class TTSSettings(_Strict):
     warm_up: bool = True  # load the voice and speak one word at start-up
 
 
+class JudgeSettings(_Strict):
+    """The sentence judge (`models.sentence_judge`): which sentence of the evidence answers the question."""
+
+    # off by default: on the manuals it adds 1 right answer of 184 (the first sentence more often), costs
+    # ~100 ms an offline answer, and the manuals conversations' follow-ups lose 3 of 46 (docs/results.md)
+    enabled: bool = False
+    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"  # the adapter was trained on this one
+    adapter_dir: str = "models/sentence_judge"
+    max_length: int = Field(96, ge=16)  # question + sentence, in tokens
+    runtime: Literal["onnx", "torch"] = "onnx"
+    threads: int = Field(0, ge=0)  # ONNX Runtime threads per call (0: all cores; the answer waits on it)
+    candidates: int = Field(6, ge=1)  # sentences judged per answer: the best by the lexical score
+    weight: float = Field(1.0, ge=0)  # of the judge's odds relative to the best sentence's (0–1)
+    # training recipe (`python launch.py train-judge`): LoRA on every linear layer, one pass, listwise loss
+    lora_r: int = Field(16, ge=1)
+    lora_alpha: int = Field(32, ge=1)
+    lora_dropout: float = Field(0.1, ge=0, lt=1)
+    target_modules: list[str] = ["query", "key", "value", "dense"]
+    learning_rate: float = Field(5e-4, gt=0)
+    epochs: int = Field(1, ge=1)
+    accumulate: int = Field(8, ge=1)  # questions per optimiser step
+    seed: int = 0
+    train_sets: list[str] = ["nq_oracle", "xquad_en"]  # BEIR folders with answer strings; their select halves
+
+
 class IntentSettings(_Strict):
     base_model: str = "sentence-transformers/all-MiniLM-L6-v2"  # or roberta-base, any encoder
     adapter_dir: str = "models/intent_adapter"

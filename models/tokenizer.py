@@ -21,7 +21,8 @@ BERT_CLASSES = ("BertTokenizer", "BertTokenizerFast")
 
 class FileTokenizer:
     """Called like a transformers tokenizer on a batch: `tok(texts, padding=True, truncation=True,
-    max_length=n, return_tensors="np" | "pt")` → input_ids, token_type_ids, attention_mask."""
+    max_length=n, return_tensors="np" | "pt")` → input_ids, token_type_ids, attention_mask; with
+    `text_pair`, each text and its pair as one input, only the pair truncated (as "only_second")."""
 
     def __init__(self, folder: Path) -> None:
         from tokenizers import Tokenizer
@@ -42,11 +43,11 @@ class FileTokenizer:
         # one configured copy of the backend per (truncation length, padding), made once: parsing
         # tokenizer.json again costs ~14 ms, far more than encoding a question (~0.1 ms); a copy is
         # never reconfigured after it is made, so concurrent callers share it safely
-        self._configured: dict[tuple[int | None, bool], Any] = {}
+        self._configured: dict[tuple[int | None, bool, bool], Any] = {}
         self._lock = threading.Lock()
 
-    def _backend_for(self, max_length: int | None, padding: bool) -> Any:
-        key = (max_length, padding)
+    def _backend_for(self, max_length: int | None, padding: bool, pairs: bool = False) -> Any:
+        key = (max_length, padding, pairs)
         tok = self._configured.get(key)
         if tok is None:
             from tokenizers import Tokenizer
@@ -55,7 +56,7 @@ class FileTokenizer:
             tok.no_padding()
             tok.no_truncation()
             if max_length is not None:
-                tok.enable_truncation(max_length)
+                tok.enable_truncation(max_length, strategy="only_second" if pairs else "longest_first")
             if padding:
                 tok.enable_padding(pad_id=self.pad_token_id, pad_token=self.pad_token)
             with self._lock:
@@ -70,9 +71,14 @@ class FileTokenizer:
         max_length: int | None = None,
         return_tensors: str = "np",
         add_special_tokens: bool = True,
+        text_pair: str | Sequence[str] | None = None,
     ) -> dict[str, Any]:
-        batch = [texts] if isinstance(texts, str) else list(texts)
-        tok = self._backend_for((max_length or self.model_max_length) if truncation else None, bool(padding))
+        batch: list[Any] = [texts] if isinstance(texts, str) else list(texts)
+        if text_pair is not None:
+            seconds = [text_pair] if isinstance(text_pair, str) else list(text_pair)
+            batch = list(zip(batch, seconds, strict=True))
+        limit = (max_length or self.model_max_length) if truncation else None
+        tok = self._backend_for(limit, bool(padding), text_pair is not None)
         encs = tok.encode_batch(batch, add_special_tokens=add_special_tokens)
         out = {
             "input_ids": np.array([e.ids for e in encs], dtype=np.int64),

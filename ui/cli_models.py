@@ -1,4 +1,4 @@
-"""`python launch.py transcribe AUDIO` and `python launch.py train-intents`: the model commands."""
+"""`python launch.py transcribe AUDIO`, `train-intents` and `train-judge`: the model commands."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from models.settings import IntentSettings, SpeechSettings
+from models.settings import IntentSettings, JudgeSettings, SpeechSettings
 
 
 def transcribe_command(
@@ -45,4 +45,17 @@ def train_command(settings: IntentSettings, base_dir: Path) -> int:
         f"{kept.seconds:.0f} s): test macro-F1 {report.test['macro_f1']:.4f}, "
         f"external macro-F1 {report.external['macro_f1']:.4f}, p50 {report.latency_ms['p50']:.1f} ms"
     )
+    return 0
+
+
+def train_judge_command(settings: JudgeSettings, data: Path, base_dir: Path, out: Path | None = None) -> int:
+    """Retrain the sentence judge on the BEIR sets under `data`; print its held-out accuracy."""
+    from models.judge_train import train
+
+    target = out or (Path(base_dir) / settings.adapter_dir)
+    meta = train(settings, data, target)
+    for name, r in meta["held_out"].items():
+        print(f"{name} report half ({r['groups']} questions): best sentence holds the answer "
+              f"{r['judge_top1']:.3f} (shared words: {r['overlap_top1']:.3f})")
+    print(f"adapter written to {target} ({meta['train_groups']} questions, {meta['seconds']} s)")
     return 0

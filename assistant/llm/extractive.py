@@ -42,6 +42,7 @@ from assistant.llm.asked import (
     lacks_asked_number,
 )
 from assistant.llm.companions import antecedent, definition_first, entry_named, follow_on, later_match
+from assistant.llm.judged import JudgeFn, rejudge
 from assistant.llm.sentence_filters import (
     MIN_WORDS,
     POINTER,
@@ -99,6 +100,9 @@ class ExtractiveAnswerer:
         embed_candidates: int = 16,
         rank_by_embedding: bool = True,
         similarity_candidates: int = 0,
+        judge: JudgeFn | None = None,
+        judge_weight: float = 1.0,
+        judge_candidates: int = 6,
     ) -> None:
         self.max_sentences = max_sentences
         self.max_hits = max_hits
@@ -114,6 +118,11 @@ class ExtractiveAnswerer:
         self.max_chars = max_chars
         self.min_relative = min_relative  # a further sentence must score this fraction of the best
         self.embed_candidates = embed_candidates
+        # the sentence judge (`models.sentence_judge`) reorders the best `judge_candidates` when an
+        # answer is composed (`judged`): the ranking the answerability decision reads stays lexical
+        self.judge = judge
+        self.judge_weight = judge_weight
+        self.judge_candidates = judge_candidates
 
     def sentences(self, evidence: Sequence[Hit]) -> list[ScoredSentence]:
         """The whole, distinct sentences of the top chunks, unscored, in evidence order."""
@@ -257,6 +266,11 @@ class ExtractiveAnswerer:
         ranked = self._with_later_definition(question, evidence, ranked)
         return later_match(q_words, evidence[self.max_hits : LATER_BLOCKS], self.max_hits + 1, ranked), best_sim
 
+    def judged(self, question: str, ranked: Sequence[ScoredSentence]) -> list[ScoredSentence]:
+        """`ranked` with the sentence judge's say (`llm.judged.rejudge`)."""
+        return rejudge(self.judge, question, ranked, weight=self.judge_weight, candidates=self.judge_candidates,
+                       later=self.max_hits)  # fmt: skip
+
     def _with_later_definition(self, question: str, evidence: Sequence[Hit], ranked: list[ScoredSentence]) -> list[ScoredSentence]:
         """A "what is X" question none of the top chunks' sentences defines X for: the first sentence
         of a later context block that does ("… the VerticalAxisGroup 'graphical object' (commonly
@@ -308,7 +322,8 @@ class ExtractiveAnswerer:
         entry = entry_named(best)
         if entry:  # "When this parameter is non-zero, …" read out needs to say which parameter
             best = dataclasses.replace(best, text=f"{entry}: {best.text}")
-        close = [s for s in ranked[1:] if s.source == best.source and s.score >= best.score * self.min_relative]
+        # how close a sentence is to the best is the words' measure: the judge picks the first, not how many follow
+        close = [s for s in ranked[1:] if s.source == best.source and _words(s) >= _words(best) * self.min_relative]
         after = follow_on(best, ranked) if limit >= 2 else None
         if after is not None:
             close = [after] + [s for s in close if s is not after]
@@ -332,7 +347,11 @@ class ExtractiveAnswerer:
         return " ".join(_cite(s.text, s.block) for s in picked)
 
     def answer(self, question: str, evidence: Sequence[Hit]) -> str:
-        return self.compose(question, self.rank(question, evidence))
+        return self.compose(question, self.judged(question, self.rank(question, evidence)))
+
+
+def _words(s: ScoredSentence) -> float:
+    return s.score if s.words_score is None else s.words_score
 
 
 SCORE_POWER = 2  # a block's prior: its retrieval score relative to the first's, squared

@@ -56,6 +56,7 @@ class ScoredSentence:
     heading: str = ""  # the heading it stands under in its chunk: what the sentence is about
     section: str = ""  # its chunk's section path ("HTML Parameter Reference › Chunking › root.filename")
     entry: str = ""  # the definition list entry it describes ("RandomSeed"), when it is one's
+    words_score: float | None = None  # its score before the sentence judge's say (`llm.judged`), when judged
 
 
 @dataclass(frozen=True)

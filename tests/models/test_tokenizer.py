@@ -79,3 +79,22 @@ def test_settings_of_one_call_never_reach_another() -> None:
     assert expected[0]["input_ids"].shape[1] == 16 and expected[1]["input_ids"].shape[1] == 64
     assert expected[3]["input_ids"].shape[1] > 64  # no truncation: the long text keeps its length
     assert len(shared._configured) == len(calls)  # one backend per setting, not one per call
+
+
+def test_pairs_encode_as_transformers_does_only_the_second_text_cut() -> None:
+    """A question and a sentence read together (the sentence judge's input): the same ids and token
+    types as transformers' pair encoding, a long sentence cut and never the question."""
+    from transformers import AutoTokenizer
+
+    folder = minilm_path(EmbedderSettings().text_model)
+    ours, theirs = load_tokenizer(folder), AutoTokenizer.from_pretrained(folder)
+    questions = ["which option keeps the order of the answers?"] * 3
+    sentences = [TEXTS[4], "ordered: keep the answers in the order given.", TEXTS[3]]
+    a = ours(questions, text_pair=sentences, padding=True, truncation=True, max_length=32, return_tensors="np")
+    b = theirs(questions, sentences, padding=True, truncation="only_second", max_length=32, return_tensors="np")
+    for key in b:
+        assert np.array_equal(a[key], b[key]), key
+    assert a["input_ids"].shape[1] == 32
+    first = ours(questions[:1], return_tensors="np")["input_ids"][0]
+    assert list(a["input_ids"][0][: len(first)]) == list(first)  # the whole question, then the sentence
+    assert a["token_type_ids"][1].max() == 1
