@@ -160,6 +160,10 @@ def train(settings: JudgeSettings, data_dir: Path, out_dir: Path) -> dict[str, A
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir))
     (out_dir / "README.md").unlink(missing_ok=True)  # peft's template; MODEL_CARD.md is ours
+    config_file = out_dir / "adapter_config.json"  # the portable base name, not this machine's path
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    config["base_model_name_or_path"] = settings.base_model
+    config_file.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     def logits_of(question: str, sentences: list[str]) -> np.ndarray:
         enc = tokenizer([question] * len(sentences), sentences, truncation="only_second",

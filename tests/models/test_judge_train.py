@@ -65,6 +65,7 @@ def test_a_short_training_run_writes_an_adapter_the_judge_loads(tmp_path):
     assert meta["held_out"]["tiny_qa"]["groups"] == 3
     assert json.loads((out / META_FILE).read_text(encoding="utf-8"))["base_model"] == settings.base_model
     assert not (out / "README.md").exists()
+    assert json.loads((out / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"] == settings.base_model
     judge = SentenceJudge(settings.model_copy(update={"adapter_dir": str(out)}), tmp_path)
     logits = judge.logits("Where was tea first drunk?", ["It was first drunk in China.", "Green tea is not fermented."])
     assert logits.shape == (2,) and np.all(np.isfinite(logits))
