@@ -4,8 +4,9 @@ was said of ("How do I install R on Linux?" + "and for Windows?" → "How do I i
 X takes, in this order: the place of the previous question's words it starts like ("the maximum number
 of pages" for "the maximum number of students per test"); of the phrase with the same preposition
 ("for simple ones" for "for multiple questions"); of its last determiner phrase when X starts with a
-determiner ("the TeX colors" for "the standard X11 colors"); of the object of its last prepositional
-phrase that names nothing ("smoking" for "late payment"), else of its last name when X is a name
+determiner ("the TeX colors" for "the standard X11 colors"); of the phrase holding X's last word
+("system users" for "ordinary user accounts"); of the object of its last prepositional phrase that
+names nothing ("smoking" for "late payment"), else of its last name when X is a name
 ("Windows" for "Linux"), else of its last determiner phrase after a verb ("parallel builds" for "the
 debugging symbols", not for the subject of "How is the course assessed?"). Otherwise X is added at the end.
 "ones" in X stands for the last word it replaces ("for simple ones": "for simple questions"). What a rewrite added in parentheses

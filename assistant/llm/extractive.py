@@ -14,7 +14,8 @@ higher one for a sentence holding a name the question does not, or a date, and f
 for a default, one that states it (`answer_kind`). The answer opens with the best sentence;
 at most one more follows for a factual question (two otherwise), only from the same document and
 only when it scores close to the best; a best sentence that refers back ("This tag says …") is
-preceded by the sentence it refers to instead. Each sentence is cited `[n]` with the number of its context
+preceded by the sentence it refers to instead. With the optional sentence judge
+(`llm.judged`), a small cross-encoder picks among the best few when the answer is composed. Each sentence is cited `[n]` with the number of its context
 block (evidence position, 1-based, the numbering the prompt uses). With no content word in common
 and no embedding, it says it does not know. With `rank_by_embedding` off, the embedding only measures
 the cosine of the first `similarity_candidates` sentences for the answerability decision (the app's
