@@ -4,7 +4,7 @@ scores how likely the sentence answers it.
 The offline answer ranks sentences by what they share with the question; it cannot tell "ordered:
 keep the choices in the order given" from a sentence that repeats the question's words without
 answering it. The judge reads both at once (all-MiniLM-L6-v2 with a LoRA adapter,
-`models/sentence_judge/`, trained by `judge_train` on the select halves of two question sets with
+`models/sentence_judge/`, trained by `assistant.judge_train` on the select halves of two question sets with
 answer strings: which sentence of a passage holds the answer). No cross-encoder or reader ships in
 any package here, so Hark trains its own; see the model card for what it was trained on and how
 well it does.

@@ -50,7 +50,7 @@ def train_command(settings: IntentSettings, base_dir: Path) -> int:
 
 def train_judge_command(settings: JudgeSettings, data: Path, base_dir: Path, out: Path | None = None) -> int:
     """Retrain the sentence judge on the BEIR sets under `data`; print its held-out accuracy."""
-    from models.judge_train import train
+    from assistant.judge_train import train
 
     target = out or (Path(base_dir) / settings.adapter_dir)
     meta = train(settings, data, target)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.judge_train import load_groups, train
+from assistant.judge_train import load_groups, train
 from models.runtime.errors import HarkError
 from models.sentence_judge import META_FILE, SentenceJudge
 from models.settings import JudgeSettings
